@@ -1,0 +1,146 @@
+"""Encoder and decoder layers and stacks (§3.1). Taught in chapter 8.
+
+An encoder layer is self-attention then a feed-forward network; a decoder layer adds
+cross-attention to the encoder's output between the two, and its self-attention is
+masked so that position i sees only positions ≤ i.
+"""
+
+from __future__ import annotations
+
+from torch import Tensor, nn
+
+from .config import TransformerConfig
+from .feedforward import PositionwiseFeedForward, SublayerConnection
+from .multihead import MultiHeadAttention
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention → FFN, each wrapped in residual + dropout + LayerNorm.
+
+    Shape: ``x (B, S, D)``, ``mask (B, 1, 1, S)`` → ``(B, S, D)`` and weights ``(B, H, S, S)``.
+    """
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        c = config
+        self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, c.dropout)
+        self.ffn = PositionwiseFeedForward(c.d_model, c.d_ff, c.dropout)
+        self.attn_block = SublayerConnection(c.d_model, c.dropout, c.norm_first, c.layer_norm_eps)
+        self.ffn_block = SublayerConnection(c.d_model, c.dropout, c.norm_first, c.layer_norm_eps)
+
+    def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False):
+        x, weights = self.attn_block(x, lambda h: self.self_attn(h, h, h, mask, need_weights))
+        x, _ = self.ffn_block(x, self.ffn)
+        return x, weights
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention → cross-attention → FFN.
+
+    Shape: ``x (B, T, D)``, ``memory (B, S, D)``, ``self_mask (B, 1, T, T)``,
+    ``cross_mask (B, 1, 1, S)`` → ``(B, T, D)``, self weights ``(B, H, T, T)`` and cross
+    weights ``(B, H, T, S)``.
+    """
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        c = config
+        self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, c.dropout)
+        self.cross_attn = MultiHeadAttention(c.d_model, c.n_heads, c.dropout)
+        self.ffn = PositionwiseFeedForward(c.d_model, c.d_ff, c.dropout)
+        self.self_block = SublayerConnection(c.d_model, c.dropout, c.norm_first, c.layer_norm_eps)
+        self.cross_block = SublayerConnection(c.d_model, c.dropout, c.norm_first, c.layer_norm_eps)
+        self.ffn_block = SublayerConnection(c.d_model, c.dropout, c.norm_first, c.layer_norm_eps)
+
+    def forward(
+        self,
+        x: Tensor,
+        memory: Tensor,
+        self_mask: Tensor | None = None,
+        cross_mask: Tensor | None = None,
+        need_weights: bool = False,
+        cache: dict | None = None,
+    ):
+        self_cache = None if cache is None else cache.setdefault("self", {})
+        cross_cache = None if cache is None else cache.setdefault("cross", {})
+        x, self_w = self.self_block(
+            x, lambda h: self.self_attn(h, h, h, self_mask, need_weights, cache=self_cache)
+        )
+        x, cross_w = self.cross_block(
+            x,
+            lambda h: self.cross_attn(
+                h, memory, memory, cross_mask, need_weights, cache=cross_cache, static_kv=True
+            ),
+        )
+        x, _ = self.ffn_block(x, self.ffn)
+        return x, self_w, cross_w
+
+
+class Encoder(nn.Module):
+    """N encoder layers (plus a final LayerNorm in pre-LN, where the stack ends un-normed)."""
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.n_encoder_layers))
+        self.norm = (
+            nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+            if config.norm_first
+            else nn.Identity()
+        )
+
+    def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False):
+        weights = []
+        for layer in self.layers:
+            x, w = layer(x, mask, need_weights)
+            weights.append(w)
+        return self.norm(x), weights  # (B, S, D), N × (B, H, S, S) or None
+
+
+class Decoder(nn.Module):
+    """N decoder layers (plus a final LayerNorm in pre-LN)."""
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.n_decoder_layers))
+        self.norm = (
+            nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+            if config.norm_first
+            else nn.Identity()
+        )
+
+    def forward(
+        self,
+        x: Tensor,
+        memory: Tensor,
+        self_mask: Tensor | None = None,
+        cross_mask: Tensor | None = None,
+        need_weights: bool = False,
+        cache: KVCache | None = None,
+    ):
+        self_ws, cross_ws = [], []
+        for i, layer in enumerate(self.layers):
+            layer_cache = None if cache is None else cache.layers[i]
+            x, sw, cw = layer(x, memory, self_mask, cross_mask, need_weights, layer_cache)
+            self_ws.append(sw)
+            cross_ws.append(cw)
+        return self.norm(x), self_ws, cross_ws  # (B, T, D), N × (B,H,T,T), N × (B,H,T,S)
+
+
+class KVCache:
+    """Keys and values of the decoder's past steps, one dict per layer.
+
+    Decoding one token at a time, self-attention appends the new step's key and value
+    instead of recomputing all earlier ones, and cross-attention projects the encoder
+    memory only once. ``length`` counts the target positions already processed.
+    """
+
+    def __init__(self, n_layers: int):
+        self.layers: list[dict] = [{} for _ in range(n_layers)]
+        self.length = 0
+
+    def reorder(self, index) -> None:
+        """Keep batch rows ``index`` (beam search: follow the surviving hypotheses)."""
+        for layer in self.layers:
+            for kind in layer.values():
+                for name, tensor in kind.items():
+                    kind[name] = tensor.index_select(0, index)

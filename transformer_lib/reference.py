@@ -1,0 +1,134 @@
+"""Bridges to PyTorch's own modules, used to check this library against them.
+
+``torch.nn.MultiheadAttention`` and ``torch.nn.Transformer`` store weights in the same
+layout as this library (``in_proj_weight`` = [W^Q; W^K; W^V]), so copying is direct.
+Their masks mean the opposite, though: for PyTorch's modules True = *blocked*. Convert
+with :func:`to_torch_mask` at that boundary and nowhere else.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import Tensor, nn
+
+from .config import TransformerConfig
+from .layers import DecoderLayer, EncoderLayer
+from .model import Transformer
+from .multihead import MultiHeadAttention
+
+
+def to_torch_mask(mask: Tensor) -> Tensor:
+    """Our masks (True = may attend) → ``nn.MultiheadAttention`` masks (True = blocked)."""
+    return ~mask
+
+
+@torch.no_grad()
+def copy_attention(
+    src: nn.MultiheadAttention | MultiHeadAttention, dst: nn.MultiheadAttention | MultiHeadAttention
+) -> None:
+    """Copy W^Q, W^K, W^V, W^O and biases between the two attention implementations."""
+
+    def tensors(m):
+        if isinstance(m, nn.MultiheadAttention):
+            if not m._qkv_same_embed_dim or m.in_proj_bias is None:
+                raise ValueError(
+                    "only nn.MultiheadAttention(d, h, bias=True) with kdim=vdim=d "
+                    "has the same layout as this library"
+                )
+            return m.in_proj_weight, m.in_proj_bias, m.out_proj.weight, m.out_proj.bias
+        return m.in_proj.weight, m.in_proj.bias, m.out_proj.weight, m.out_proj.bias
+
+    for s, d in zip(tensors(src), tensors(dst)):
+        if s.shape != d.shape:
+            raise ValueError(
+                f"shape mismatch {tuple(s.shape)} vs {tuple(d.shape)}: build both "
+                "with the same d_model"
+            )
+        d.copy_(s)
+
+
+def torch_attention_from(mha: MultiHeadAttention) -> nn.MultiheadAttention:
+    """An ``nn.MultiheadAttention`` (batch_first) with the same weights as ``mha``."""
+    ref = nn.MultiheadAttention(mha.d_model, mha.n_heads, dropout=mha.dropout, batch_first=True)
+    copy_attention(mha, ref)
+    return ref.train(mha.training)
+
+
+@torch.no_grad()
+def _copy_linear(src: nn.Module, dst: nn.Module) -> None:
+    dst.weight.copy_(src.weight)
+    dst.bias.copy_(src.bias)
+
+
+def torch_transformer_from(model: Transformer) -> nn.Transformer:
+    """An ``nn.Transformer`` (batch_first) holding the same encoder/decoder weights.
+
+    ``nn.Transformer`` has no embeddings or output layer: feed it our embedded inputs and
+    apply our ``generator`` to its output. It always ends each stack with a LayerNorm; in
+    post-LN (the paper) this library does not, so that norm is replaced by an identity.
+    """
+    c: TransformerConfig = model.config
+    with warnings.catch_warnings():  # its note that pre-LN disables nested tensors
+        warnings.simplefilter("ignore", UserWarning)
+        ref = nn.Transformer(
+            d_model=c.d_model,
+            nhead=c.n_heads,
+            num_encoder_layers=c.n_encoder_layers,
+            num_decoder_layers=c.n_decoder_layers,
+            dim_feedforward=c.d_ff,
+            dropout=c.dropout,
+            layer_norm_eps=c.layer_norm_eps,
+            batch_first=True,
+            norm_first=c.norm_first,
+        )
+    # Nested tensors would zero the padded positions of the encoder output; keep them dense.
+    ref.encoder.enable_nested_tensor = False
+    ref.encoder.use_nested_tensor = False
+    for ours, theirs in zip(model.encoder.layers, ref.encoder.layers):
+        _copy_encoder_layer(ours, theirs)
+    for ours, theirs in zip(model.decoder.layers, ref.decoder.layers):
+        _copy_decoder_layer(ours, theirs)
+    for ours, theirs_name in ((model.encoder, "encoder"), (model.decoder, "decoder")):
+        stack = getattr(ref, theirs_name)
+        if c.norm_first:
+            _copy_linear(ours.norm, stack.norm)
+        else:
+            stack.norm = nn.Identity()
+    return ref.train(model.training)
+
+
+def _copy_encoder_layer(ours: EncoderLayer, theirs: nn.TransformerEncoderLayer) -> None:
+    copy_attention(ours.self_attn, theirs.self_attn)
+    _copy_linear(ours.ffn.linear1, theirs.linear1)
+    _copy_linear(ours.ffn.linear2, theirs.linear2)
+    _copy_linear(ours.attn_block.norm, theirs.norm1)
+    _copy_linear(ours.ffn_block.norm, theirs.norm2)
+
+
+def _copy_decoder_layer(ours: DecoderLayer, theirs: nn.TransformerDecoderLayer) -> None:
+    copy_attention(ours.self_attn, theirs.self_attn)
+    copy_attention(ours.cross_attn, theirs.multihead_attn)
+    _copy_linear(ours.ffn.linear1, theirs.linear1)
+    _copy_linear(ours.ffn.linear2, theirs.linear2)
+    _copy_linear(ours.self_block.norm, theirs.norm1)
+    _copy_linear(ours.cross_block.norm, theirs.norm2)
+    _copy_linear(ours.ffn_block.norm, theirs.norm3)
+
+
+def torch_reference_logits(
+    model: Transformer, ref: nn.Transformer, src: Tensor, tgt: Tensor
+) -> Tensor:
+    """Logits ``(B, T, V)`` computed by ``nn.Transformer`` with our embeddings and generator."""
+    pad = model.config.pad_id
+    T = tgt.size(1)
+    out = ref(
+        model._embed(model.src_embed, src),
+        model._embed(model.tgt_embed, tgt),
+        tgt_mask=nn.Transformer.generate_square_subsequent_mask(T, dtype=torch.bool),
+        src_key_padding_mask=src == pad,  # True = blocked, PyTorch's convention
+        tgt_key_padding_mask=tgt == pad,
+        memory_key_padding_mask=src == pad,
+    )
+    return model.generator(out)
