@@ -1,0 +1,255 @@
+"""Tests for transformer_lib.tokenizer: round trips, <unk>, special ids, files."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from pathlib import Path
+
+import pytest
+import tokenizers
+import torch
+
+from transformer_lib.data import read_pairs, split_pairs
+from transformer_lib.tokenizer import (
+    DEFAULT_TOKENIZER_PATH,
+    SPECIAL_TOKENS,
+    Tokenizer,
+    TokenizerFileError,
+    _sha256,
+    train_tokenizer_from_corpus,
+)
+
+UMLAUT_SENTENCES = [
+    "Ich würde gerne Fußball spielen.",
+    "Äpfel und Öl sind übrig.",
+    "Grüß Gott!",
+    "Das Mädchen öffnete die Tür.",
+    "Er sagte: „Ich weiß es nicht.“",
+    "Tom's dog isn't here, is it?",
+]
+
+
+@pytest.fixture(scope="module")
+def real_sentences(corpus_path):
+    pairs = read_pairs(corpus_path)[0]
+    valid = split_pairs(pairs)["valid"]  # sentences the tokenizer was not trained on
+    return sorted({s for pair in valid for s in pair})
+
+
+@pytest.fixture(scope="module")
+def small_tokenizer(corpus_path):
+    """A small vocabulary trained quickly on a slice of the corpus."""
+    pairs = read_pairs(corpus_path)[0][::10]
+    return Tokenizer.train([s for p in pairs for s in p], vocab_size=600)
+
+
+# ------------------------------------------------------------------ the shipped tokenizer
+
+
+def test_special_ids_and_vocab_size(tokenizer):
+    assert [tokenizer.token_to_id(t) for t in SPECIAL_TOKENS] == [0, 1, 2, 3]
+    assert (tokenizer.pad_id, tokenizer.unk_id, tokenizer.bos_id, tokenizer.eos_id) == (0, 1, 2, 3)
+    assert tokenizer.vocab_size == len(tokenizer) == 4000
+
+
+@pytest.mark.parametrize("sentence", UMLAUT_SENTENCES)
+def test_round_trip_umlauts(tokenizer, sentence):
+    ids = tokenizer.encode(sentence)
+    assert tokenizer.unk_id not in ids
+    assert tokenizer.decode(ids) == sentence
+
+
+def test_umlauts_are_single_symbols(tokenizer):
+    for ch in "äöüÄÖÜß":
+        assert tokenizer.token_to_id(ch) is not None, ch
+    assert "▁müde" in tokenizer.tokens("Ich bin müde.")
+
+
+def test_round_trip_on_held_out_corpus_sentences(tokenizer, real_sentences):
+    assert len(real_sentences) > 1000
+    exact = 0
+    for s in real_sentences:
+        ids = tokenizer.encode(s)
+        out = tokenizer.decode(ids)
+        # NFKC may fold e.g. a non-breaking space into a space; nothing else may change.
+        assert out == unicodedata.normalize("NFKC", s), s
+        exact += out == s
+    assert exact >= 0.99 * len(real_sentences)
+
+
+def test_punctuation_is_separate(tokenizer):
+    toks = tokenizer.tokens("Hallo, Tom!")
+    assert "," in toks and "!" in toks
+    assert tokenizer.tokens("Geh.")[-1] == "."
+
+
+@pytest.mark.parametrize("text", ["我喜欢你。", "I like 🍕.", "Ich mag ☃ sehr."])
+def test_unseen_characters_become_unk(tokenizer, text):
+    ids = tokenizer.encode(text)
+    assert tokenizer.unk_id in ids
+    assert "<unk>" in tokenizer.decode(ids)
+
+
+def test_bos_eos_and_skip_special(tokenizer):
+    plain = tokenizer.encode("Hi.")
+    ids = tokenizer.encode("Hi.", add_bos=True, add_eos=True)
+    assert ids == [2, *plain, 3]
+    padded = ids + [0, 0]
+    assert tokenizer.decode(padded) == "Hi."
+    raw = tokenizer.decode(padded, skip_special=False)
+    assert raw.startswith("<bos>") and "<eos>" in raw and "<pad>" in raw
+
+
+def test_decode_accepts_tensors_and_batches(tokenizer):
+    ids = tokenizer.encode("Ich bin müde.", add_bos=True, add_eos=True)
+    assert tokenizer.decode(torch.tensor(ids)) == "Ich bin müde."
+    batch = torch.tensor([ids, ids])
+    assert tokenizer.decode_batch(batch) == ["Ich bin müde."] * 2
+    with pytest.raises(ValueError, match="decode_batch"):
+        tokenizer.decode(batch)
+
+
+def test_encode_batch_matches_encode(tokenizer):
+    texts = UMLAUT_SENTENCES[:3]
+    assert tokenizer.encode_batch(texts, add_eos=True) == [
+        tokenizer.encode(t, add_eos=True) for t in texts
+    ]
+
+
+@pytest.mark.parametrize("bad", [None, 42, b"bytes", ["a", "list"]])
+def test_non_str_input_is_a_clear_error(tokenizer, bad):
+    with pytest.raises(TypeError, match="expects a str"):
+        tokenizer.encode(bad)
+    with pytest.raises(TypeError, match="expects a str"):
+        tokenizer.tokens(bad)
+    with pytest.raises(TypeError, match="expects a str"):
+        tokenizer.encode_batch(["ok", bad])
+
+
+def test_out_of_range_ids_are_a_clear_error(tokenizer):
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        tokenizer.decode([5, tokenizer.vocab_size])
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        tokenizer.decode([-1])
+
+
+def test_shipped_file_matches_its_records(corpus_path):
+    meta = json.loads(DEFAULT_TOKENIZER_PATH.with_name("tokenizer.meta.json").read_text())
+    assert meta["vocab_size"] == 4000 and "train split" in meta["trained_on"]
+    attribution = (DEFAULT_TOKENIZER_PATH.parent / "ATTRIBUTION.md").read_text()
+    assert meta["corpus_sha256"] in attribution
+    assert "/" not in meta["corpus_file"]  # no machine paths in the shipped files
+
+
+# ------------------------------------------------------------------ training and files
+
+
+def test_train_small_vocab(small_tokenizer):
+    tok = small_tokenizer
+    assert tok.vocab_size <= 600
+    assert [tok.id_to_token(i) for i in range(4)] == list(SPECIAL_TOKENS)
+    for s in UMLAUT_SENTENCES:
+        assert tok.decode(tok.encode(s)) == s
+    assert "Q" in tok.backend.get_vocab()  # base alphabet covers letters absent from the data
+    assert tok.unk_id in tok.encode("I like 🍕.")
+    toks = tok.tokens("Hallo, Tom! Geh.")
+    assert [t for t in toks if set(t) & set(",!.")] == [",", "!", "."]  # punctuation stands alone
+
+
+def test_shipped_file_uses_the_same_pipeline_as_the_code(tokenizer, small_tokenizer):
+    shipped = json.loads(tokenizer.backend.to_str())
+    fresh = json.loads(small_tokenizer.backend.to_str())
+    for key in ("normalizer", "pre_tokenizer", "decoder", "post_processor"):
+        assert shipped[key] == fresh[key], key
+    for key in ("type", "unk_token", "fuse_unk", "byte_fallback"):
+        assert shipped["model"][key] == fresh["model"][key], key
+
+
+def test_shipped_file_is_reproducible(corpus_path, tmp_path):
+    meta = json.loads(DEFAULT_TOKENIZER_PATH.with_name("tokenizer.meta.json").read_text())
+    if meta["corpus_sha256"] != _sha256(corpus_path):
+        pytest.skip("the local corpus differs from the one the shipped tokenizer was trained on")
+    if meta["tokenizers_version"] != tokenizers.__version__:
+        pytest.skip("a different tokenizers version may break ties between merges differently")
+    tok = train_tokenizer_from_corpus(corpus_path, tmp_path / "tok.json")
+    assert (tmp_path / "tok.json").read_bytes() == DEFAULT_TOKENIZER_PATH.read_bytes()
+    assert tok.vocab_size == 4000
+
+
+def test_training_is_deterministic(corpus_path):
+    pairs = read_pairs(corpus_path)[0][::20]
+    sents = [s for p in pairs for s in p]
+    a = Tokenizer.train(sents, vocab_size=300)
+    b = Tokenizer.train(sents, vocab_size=300)
+    assert a.backend.to_str() == b.backend.to_str()
+
+
+def test_train_rejects_bad_input():
+    with pytest.raises(TypeError, match="item 1"):
+        Tokenizer.train(["ok", 3])
+    with pytest.raises(ValueError, match="no sentences"):
+        Tokenizer.train([])
+    with pytest.raises(ValueError, match="vocab_size"):
+        Tokenizer.train(["a b c"], vocab_size=4)
+
+
+def test_save_load_round_trip(small_tokenizer, tmp_path):
+    path = small_tokenizer.save(tmp_path / "sub" / "tok.json", metadata={"note": "test"})
+    loaded = Tokenizer.load(path)
+    assert loaded.vocab_size == small_tokenizer.vocab_size
+    for s in UMLAUT_SENTENCES + ["I like 🍕."]:
+        assert loaded.encode(s) == small_tokenizer.encode(s)
+        assert loaded.tokens(s) == small_tokenizer.tokens(s)
+    assert json.loads((tmp_path / "sub" / "tok.meta.json").read_text()) == {"note": "test"}
+
+
+def test_load_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="train_tokenizer_from_corpus"):
+        Tokenizer.load(tmp_path / "nope.json")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "other_json"])
+def test_load_corrupted_file(small_tokenizer, tmp_path, damage):
+    path = small_tokenizer.save(tmp_path / "tok.json")
+    text = path.read_text()
+    if damage == "truncate":
+        path.write_text(text[: len(text) // 2])
+    elif damage == "garbage":
+        path.write_bytes(b"\x00\xff not a tokenizer")
+    else:
+        path.write_text(json.dumps({"vocab": ["a", "b"]}))
+    with pytest.raises(TokenizerFileError, match="not a readable tokenizer"):
+        Tokenizer.load(path)
+
+
+def test_wrong_special_token_ids_are_rejected(tmp_path):
+    other = tokenizers.Tokenizer(tokenizers.models.BPE(unk_token="[UNK]"))
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=50, special_tokens=["[UNK]", "<pad>"], show_progress=False
+    )
+    other.train_from_iterator(["hallo welt", "hello world"], trainer=trainer)
+    other.save(str(tmp_path / "other.json"))
+    with pytest.raises(TokenizerFileError, match="expected 0"):
+        Tokenizer.load(tmp_path / "other.json")
+
+
+def test_train_from_corpus_uses_train_split_only(corpus_path, tmp_path):
+    # A small corpus: a slice of the real one.
+    lines = corpus_path.read_text(encoding="utf-8").splitlines()[::8]
+    small = tmp_path / "deu.txt"
+    small.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "tok.json"
+    tok = train_tokenizer_from_corpus(small, out, vocab_size=400)
+
+    pairs = read_pairs(small)[0]
+    train = split_pairs(pairs)["train"]
+    expected = Tokenizer.train(list(dict.fromkeys(s for p in train for s in p)), vocab_size=400)
+    everything = Tokenizer.train(list(dict.fromkeys(s for p in pairs for s in p)), vocab_size=400)
+    assert tok.backend.get_vocab() == expected.backend.get_vocab()
+    assert tok.backend.get_vocab() != everything.backend.get_vocab()  # the test can tell
+
+    assert Tokenizer.load(out).encode("Ich bin müde.") == tok.encode("Ich bin müde.")
+    meta = json.loads(out.with_name("tok.meta.json").read_text())
+    assert meta["requested_vocab_size"] == 400 and meta["corpus_file"] == "deu.txt"
+    assert str(Path(tmp_path)) not in json.dumps(meta)
