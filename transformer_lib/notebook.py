@@ -1,0 +1,50 @@
+"""Small conveniences for the book's chapter notebooks."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import random
+
+
+def show_source(obj, *, start: str | None = None, stop: str | None = None):
+    """Display the library's own source of ``obj`` (a function, class or method).
+
+    The chapters teach the code that runs, not a copy of it: this renders it straight
+    from ``transformer_lib``. ``start``/``stop`` cut the listing at the first line
+    containing those strings (``stop`` excluded).
+    """
+    from IPython.display import Code
+
+    source = inspect.getsource(obj)
+    lines = source.splitlines()
+    if start is not None:
+        idx = next((i for i, line in enumerate(lines) if start in line), None)
+        if idx is None:
+            raise ValueError(f"{start!r} does not occur in the source of {obj!r}")
+        lines = lines[idx:]
+    if stop is not None:
+        idx = next((i for i, line in enumerate(lines) if stop in line), None)
+        if idx is None:
+            raise ValueError(f"{stop!r} does not occur in the source of {obj!r}")
+        lines = lines[:idx]
+    return Code("\n".join(lines), language="python")
+
+
+def setup_notebook(seed: int = 0, threads: int | None = None):
+    """Seed every random generator, choose CPU threads and a figure style; return the device.
+
+    ``threads`` defaults to ``min(4, os.cpu_count())``: more threads than cores only
+    slows small models down. Returns ``"cuda"`` when a GPU is present, else ``"cpu"``.
+    """
+    import matplotlib as mpl
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads or max(1, min(4, os.cpu_count() or 1)))
+    mpl.rcParams.update({"figure.dpi": 100, "savefig.dpi": 100, "figure.figsize": (7, 4),
+                         "axes.titlesize": 12, "axes.labelsize": 11})
+    return "cuda" if torch.cuda.is_available() else "cpu"
