@@ -399,3 +399,33 @@ def test_style_context_keeps_interactive_mode_switched_on_inside():
         assert matplotlib.is_interactive()
     finally:
         matplotlib.interactive(before)
+
+
+# --- chapters 5 and 7 helpers -----------------------------------------------------------------
+def test_position_rotation_points_lie_on_the_unit_circle():
+    pe = _pe(40, 32)
+    fig = viz.plot_position_rotation(pe, pairs=(0, 2), offset=3, starts=(1, 10))
+    panels = [ax for ax in fig.axes if ax.collections and ax.get_label() != "<colorbar>"]
+    assert len(panels) == 2
+    for ax, i in zip(panels, (0, 2)):
+        points = ax.collections[0].get_offsets()
+        np.testing.assert_allclose(np.hypot(points[:, 0], points[:, 1]), 1.0, atol=1e-9)
+        np.testing.assert_allclose(points, pe[:, [2 * i, 2 * i + 1]])
+        assert "sin" in ax.get_xlabel() and "cos" in ax.get_ylabel()
+    with pytest.raises(ValueError, match="pairs"):
+        viz.plot_position_rotation(pe, pairs=(16,))
+    with pytest.raises(ValueError, match="offset"):
+        viz.plot_position_rotation(pe, offset=5, starts=(38,))
+
+
+def test_layer_norm_effect_marks_each_positions_mean():
+    rng = np.random.default_rng(0)
+    before = rng.normal(size=(3, 16)) * np.array([[1.0], [4.0], [0.5]]) + np.array([[0], [3], [-2]])
+    after = (before - before.mean(1, keepdims=True)) / before.std(1, keepdims=True)
+    fig = viz.plot_layer_norm_effect(before, after, ["a", "b", "c"])
+    left, right = fig.axes[:2]
+    assert [t.get_text() for t in left.get_xticklabels()] == ["a", "b", "c"]
+    means = [c.get_offsets()[0, 1] for c in right.collections if len(c.get_offsets()) == 1]
+    np.testing.assert_allclose(means, 0.0, atol=1e-9)
+    with pytest.raises(ValueError, match="shape"):
+        viz.plot_layer_norm_effect(before, after[:2])

@@ -45,6 +45,35 @@ def setup_notebook(seed: int = 0, threads: int | None = None):
     np.random.seed(seed)
     torch.manual_seed(seed)
     torch.set_num_threads(threads or max(1, min(4, os.cpu_count() or 1)))
-    mpl.rcParams.update({"figure.dpi": 100, "savefig.dpi": 100, "figure.figsize": (7, 4),
-                         "axes.titlesize": 12, "axes.labelsize": 11})
+    mpl.rcParams.update(
+        {
+            "figure.dpi": 100,
+            "savefig.dpi": 100,
+            "figure.figsize": (7, 4),
+            "axes.titlesize": 12,
+            "axes.labelsize": 11,
+        }
+    )
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _escape_markdown(text: str) -> str:
+    special = "\\`*_[]<>|#$"
+    return "".join("\\" + ch if ch in special else ch for ch in text)
+
+
+def markdown_table(header, rows, *, escape: bool = True):
+    """A small Markdown table for a chapter page.
+
+    With ``escape=True`` cells show their text literally (subwords such as ``<unk>`` or
+    ``▁Tom``), except cells that are already code spans (start with a backtick).
+    """
+    from IPython.display import Markdown
+
+    def cell(value) -> str:
+        value = str(value)
+        return value if not escape or value.startswith("`") else _escape_markdown(value)
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return Markdown("\n".join(lines))
