@@ -1,10 +1,12 @@
 # Two commands do all the set-up:  `make book`  and  `make test`.
-PYTHON ?= python3
-VENV   := .venv
-BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+PYTHON   ?= python3
+VENV     := .venv
+BIN      := $(VENV)/bin
+STAMP    := $(VENV)/.installed
+CHROMIUM ?= /usr/bin/chromium
+export CHROMIUM
 
-.PHONY: venv book test unit lint clean
+.PHONY: venv book test unit lint chromium vendor clean
 
 venv: $(STAMP)
 
@@ -15,19 +17,41 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $(STAMP)
 
+# Executes the chapters (cached in _build/.jupyter_cache: unchanged notebooks are not
+# run again) and builds the HTML. Any warning fails the build.
 book: venv
-	$(BIN)/jupyter-book build . -W
+	$(BIN)/jupyter-book build . -W --keep-going
 	@echo "Book built: open $(CURDIR)/_build/html/index.html"
+
+# Headless Chromium for the browser tests (Debian's package; Playwright's own browser
+# download is not used). Installed only when missing and we are root; otherwise the
+# browser tests are skipped and say why.
+chromium:
+	@if [ -x "$(CHROMIUM)" ]; then \
+	  true; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "Installing chromium for the browser tests (apt-get)..."; \
+	  ( apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -q --no-install-recommends chromium ) >/dev/null \
+	  || echo "WARNING: could not install chromium: the browser tests will be SKIPPED." >&2; \
+	else \
+	  echo "WARNING: $(CHROMIUM) not found (apt-get install chromium, as root):" \
+	       "the browser tests will be SKIPPED." >&2; \
+	fi
 
 unit: venv
 	$(BIN)/python -m pytest -m "not browser"
 
-test: book
+test: venv chromium book
 	$(BIN)/python -m pytest
 
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# Re-download the vendored JavaScript (_static/vendor) from npm; see scripts/vendor_js.py.
+vendor: venv
+	$(BIN)/python scripts/vendor_js.py
 
 clean:
 	rm -rf _build

@@ -1,0 +1,232 @@
+"""Fixtures that open the built book in headless Chromium, served from 127.0.0.1 only.
+
+Every page listed in ``_toc.yml`` is loaded once per test session; what the browser
+reported (console messages, uncaught errors, every request, failed responses) is kept
+for the tests in ``test_pages.py``. A full-page screenshot of each page is saved under
+``_build/screenshots/``.
+
+Needs ``make book`` first (``make test`` does it) and Debian's ``chromium`` at
+``/usr/bin/chromium`` (``CHROMIUM`` overrides the path). ``BOOK_DIR`` points the tests at
+another book folder.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+BOOK_DIR = Path(os.environ.get("BOOK_DIR", Path(__file__).resolve().parents[2]))
+HTML_DIR = BOOK_DIR / "_build" / "html"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = BOOK_DIR / "_build" / "screenshots"
+LOCAL_HOST = "127.0.0.1"
+# Schemes that never leave the page.
+LOCAL_SCHEMES = {"data", "blob", "about", "javascript"}
+
+
+def toc_pages(book_dir: Path = BOOK_DIR) -> list[str]:
+    """Every page of ``_toc.yml`` (root first), as paths without suffix."""
+    toc = yaml.safe_load((book_dir / "_toc.yml").read_text(encoding="utf-8"))
+    pages = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                pages.append(entry["file"])
+            for key in ("parts", "chapters", "sections"):
+                walk(entry.get(key))
+
+    walk([toc])
+    return [
+        str(Path(p).with_suffix("")) if Path(p).suffix in (".md", ".ipynb") else p for p in pages
+    ]
+
+
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents:
+            item.add_marker(pytest.mark.browser)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Say loudly when the browser tests could not run, rather than a quiet 's'."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if any("browser/" in getattr(r, "nodeid", "") for r in skipped):
+        reason = _skip_reason()
+        if reason:
+            terminalreporter.write_line(
+                f"WARNING: the browser tests were skipped: {reason}", yellow=True, bold=True
+            )
+
+
+def _skip_reason() -> str | None:
+    if not (HTML_DIR / "index.html").is_file():
+        return f"the book is not built ({HTML_DIR}/index.html missing): run `make book`"
+    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
+        return (
+            f"Chromium not found at {CHROMIUM}: `apt-get install chromium` "
+            "(`make test` installs it when run as root)"
+        )
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed: `make venv`"
+    return None
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - signature of the base class
+        pass
+
+
+@pytest.fixture(scope="session")
+def book_server():
+    """Serve ``_build/html`` on a free port of 127.0.0.1 for the whole session."""
+    reason = _skip_reason()
+    if reason:
+        pytest.skip(reason)
+    handler = functools.partial(_QuietHandler, directory=str(HTML_DIR))
+    server = http.server.ThreadingHTTPServer((LOCAL_HOST, 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://{LOCAL_HOST}:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser_context(book_server):
+    """A headless Chromium with a fresh profile; requests to other hosts are blocked."""
+    from playwright.sync_api import sync_playwright
+
+    profile = tempfile.mkdtemp(prefix="book-chromium-")
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            profile,
+            executable_path=CHROMIUM,
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport={"width": 1280, "height": 900},
+            service_workers="block",
+        )
+
+        def guard(route):
+            # Recorded by the page listeners below; aborting keeps the tests offline
+            # even on a machine that has a network.
+            if _is_local(route.request.url):
+                route.continue_()
+            else:
+                route.abort()
+
+        context.route("**/*", guard)
+        try:
+            yield context
+        finally:
+            context.close()
+            shutil.rmtree(profile, ignore_errors=True)
+
+
+def _is_local(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in LOCAL_SCHEMES or parts.hostname == LOCAL_HOST
+
+
+@dataclass
+class PageVisit:
+    """What one page load produced."""
+
+    name: str
+    url: str
+    page: object  # playwright Page, still open
+    console: list[tuple[str, str]] = field(default_factory=list)  # (type, text)
+    errors: list[str] = field(default_factory=list)  # uncaught exceptions
+    requests: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # HTTP >= 400 or failed requests
+
+    @property
+    def console_errors(self) -> list[str]:
+        return [text for kind, text in self.console if kind == "error"] + self.errors
+
+    @property
+    def foreign_requests(self) -> list[str]:
+        return [url for url in self.requests if not _is_local(url)]
+
+
+_visits: dict[str, PageVisit] = {}
+
+
+@pytest.fixture(scope="session")
+def visit(browser_context, book_server):
+    """``visit(name)`` loads the page of a ``_toc.yml`` entry once and returns a PageVisit."""
+
+    def _visit(name: str) -> PageVisit:
+        if name in _visits:
+            return _visits[name]
+        page = browser_context.new_page()
+        result = PageVisit(name=name, url=f"{book_server}/{name}.html", page=page)
+        page.on("console", lambda m: result.console.append((m.type, m.text)))
+        page.on("pageerror", lambda e: result.errors.append(f"uncaught: {e}"))
+        page.on("request", lambda r: result.requests.append(r.url))
+        page.on("requestfailed", lambda r: result.failures.append(f"{r.url}: {r.failure}"))
+        page.on(
+            "response",
+            lambda r: (
+                result.failures.append(f"{r.url}: HTTP {r.status}") if r.status >= 400 else None
+            ),
+        )
+        page.goto(result.url, wait_until="load")
+        _settle(page)
+        shot = SCREENSHOTS / f"{name}.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot), full_page=True)
+        _visits[name] = result
+        return result
+
+    yield _visit
+    for v in _visits.values():
+        v.page.close()
+    _visits.clear()
+
+
+def _settle(page) -> None:
+    """Wait until MathJax has typeset, widgets have rendered and the network is quiet."""
+    page.wait_for_load_state("networkidle")
+    page.evaluate(
+        """async () => {
+            const mj = window.MathJax;
+            if (mj && mj.startup && mj.startup.promise) { await mj.startup.promise; }
+        }"""
+    )
+    if page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
+        # The widget manager renders after the load event.
+        page.wait_for_selector(".jupyter-widgets", state="attached", timeout=15_000)
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(300)
+
+
+def pytest_generate_tests(metafunc):
+    if "page_name" in metafunc.fixturenames:
+        metafunc.parametrize("page_name", toc_pages(BOOK_DIR))

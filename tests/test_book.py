@@ -1,0 +1,124 @@
+"""The built book (``make book``): every chapter has a page, a figure, and no remote assets.
+
+Skips when ``_build/html`` does not exist; ``make test`` always builds first. Chapters
+that are still placeholders (an admonition with class ``chapter-placeholder``) are exempt
+from the figure check.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK_DIR = Path(os.environ.get("BOOK_DIR", ROOT))
+HTML_DIR = BOOK_DIR / "_build" / "html"
+PLACEHOLDER_MARK = "chapter-placeholder"
+
+
+def toc_pages(book_dir: Path = BOOK_DIR) -> list[str]:
+    """Every page of ``_toc.yml`` (root first), as paths without suffix."""
+    toc = yaml.safe_load((book_dir / "_toc.yml").read_text(encoding="utf-8"))
+    pages = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                pages.append(entry["file"])
+            for key in ("parts", "chapters", "sections"):
+                walk(entry.get(key))
+
+    walk([toc])
+    return [re.sub(r"\.(md|ipynb)$", "", p) for p in pages]
+
+
+PAGES = toc_pages()
+CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
+
+built = pytest.mark.skipif(
+    not (HTML_DIR / "index.html").is_file(),
+    reason=f"the book is not built ({HTML_DIR}/index.html missing): run `make book`",
+)
+
+
+def _html(page: str) -> str:
+    return (HTML_DIR / f"{page}.html").read_text(encoding="utf-8")
+
+
+def _main_content(html: str) -> str:
+    """The article body, without the theme's navigation and footer."""
+    start = html.find('<article class="bd-article"')
+    end = html.find("</article>", start)
+    return html[start:end] if start != -1 else html
+
+
+def test_toc_lists_the_twelve_chapters():
+    assert len(CHAPTERS) == 12
+    numbers = [int(Path(c).name.split("_", 1)[0]) for c in CHAPTERS]
+    assert numbers == list(range(1, 13)), "chapters out of order in _toc.yml"
+    for chapter in CHAPTERS:
+        assert (BOOK_DIR / f"{chapter}.ipynb").is_file(), f"{chapter}.ipynb is missing"
+
+
+@built
+@pytest.mark.parametrize("page", PAGES)
+def test_every_toc_page_was_built(page):
+    assert (HTML_DIR / f"{page}.html").is_file(), f"no HTML page for {page}"
+
+
+@built
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_has_a_figure(chapter):
+    body = _main_content(_html(chapter))
+    if PLACEHOLDER_MARK in body:
+        pytest.skip(f"{chapter} is still a placeholder")
+    assert re.search(r"<img\b", body), f"{chapter} has no figure (<img>)"
+
+
+@built
+@pytest.mark.parametrize("page", PAGES)
+def test_no_remote_scripts_or_styles(page):
+    """Every script and stylesheet the page loads comes from the book itself."""
+    html = _html(page)
+    remote = re.findall(r"<script[^>]*\bsrc=\"(https?:[^\"]+)\"", html)
+    remote += re.findall(r"<link[^>]*rel=\"stylesheet\"[^>]*href=\"(https?:[^\"]+)\"", html)
+    assert not remote, f"{page} loads remote assets: {remote}"
+    assert "THEBE_JS_URL" not in html, "the duplicated sphinx-thebe snippet is back"
+
+
+@built
+def test_vendored_files_are_only_loaded_where_needed():
+    # Jupyter Book adds every .js under _static to every page; the book's extension
+    # removes the vendored ones. The intro has math but no widgets.
+    html = _html(PAGES[0])
+    vendored = re.findall(r"<script[^>]*\bsrc=\"(?:\.\./)*_static/vendor/([^\"?]+)", html)
+    assert vendored == ["mathjax/tex-chtml.js"]
+    assert "FontAwesomeConfig" in html
+
+
+@built
+@pytest.mark.parametrize("page", PAGES)
+def test_widget_pages_use_the_vendored_manager(page):
+    html = _html(page)
+    if "application/vnd.jupyter.widget-state+json" not in html:
+        pytest.skip(f"{page} has no widgets")
+    srcs = re.findall(r"<script[^>]*\bsrc=\"([^\"?]+)", html)
+    assert any(s.endswith("_static/vendor/requirejs/require.js") for s in srcs)
+    assert any(s.endswith("_static/vendor/html-manager/embed-amd.js") for s in srcs)
+    assert "require.config(" in html
+
+
+def test_vendored_javascript_matches_manifest():
+    spec = importlib.util.spec_from_file_location("vendor_js", ROOT / "scripts" / "vendor_js.py")
+    vendor_js = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("vendor_js", vendor_js)  # dataclasses look their module up
+    spec.loader.exec_module(vendor_js)
+    assert vendor_js.check() == []
+    size = sum(p.stat().st_size for p in vendor_js.VENDOR.rglob("*") if p.is_file())
+    assert size < 15e6, f"vendored JavaScript grew to {size / 1e6:.1f} MB"
