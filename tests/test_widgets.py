@@ -1,0 +1,351 @@
+"""The interactive explorers (transformer_lib.widgets), without a browser.
+
+Static explorers: the frames are in nested ``Stack`` widgets whose ``selected_index`` is
+jslinked to the controls (so the browser switches frames with no kernel), one frame per
+state, all different. Live explorers: the callbacks redraw, and bad input gives a message
+instead of a traceback. The browser side is in tests/browser/test_pages.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+widgets = pytest.importorskip("ipywidgets")
+
+from ipywidgets.widgets.widget_link import Link  # noqa: E402
+
+from transformer_lib import widgets as W  # noqa: E402
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def translator():
+    """The shipped translator; before it exists, a tiny random model with the shipped tokenizer."""
+    from transformer_lib.pretrained import Translator, load_pretrained
+    from transformer_lib.training import MissingCheckpointError
+
+    try:
+        return load_pretrained()
+    except MissingCheckpointError:
+        from transformer_lib import Transformer, TransformerConfig
+        from transformer_lib.tokenizer import Tokenizer
+
+        tok = Tokenizer.load()
+        torch.manual_seed(0)
+        return Translator(Transformer(TransformerConfig.tiny(tok.vocab_size)), tok)
+
+
+# --------------------------------------------------------------------------- helpers
+def _stacks(w) -> list:
+    """Every Stack widget under ``w``."""
+    found = [w] if isinstance(w, widgets.Stack) else []
+    for child in getattr(w, "children", ()):
+        found += _stacks(child)
+    return found
+
+
+def _frames(stack) -> list[bytes]:
+    """The PNG bytes of every leaf frame under a (nested) Stack, in order."""
+    out = []
+    for child in stack.children:
+        out += _frames(child) if isinstance(child, widgets.Stack) else [bytes(child.value)]
+    return out
+
+
+def _check_static(box, n_expected: int | None = None) -> list[bytes]:
+    assert "static-explorer" in box._dom_classes
+    stacks = _stacks(box)
+    assert box.stack is stacks[0]
+    frames = _frames(box.stack)
+    assert len(frames) == box.frame_count
+    if n_expected is not None:
+        assert box.frame_count == n_expected
+    assert box.frame_count <= 40, "keep the page light"
+    assert all(f.startswith(PNG_MAGIC) for f in frames)
+    assert len(set(frames)) == len(frames), "two states render the same frame"
+    assert max(len(f) for f in frames) < 80_000, "frames should be small PNGs"
+    # Every Stack is the target of a jslink from one of the controls; sizes match.
+    controls = list(box.controls.values())
+    targets = {}
+    for link in box.links:
+        assert isinstance(link, Link)
+        (source, attr), (target, target_attr) = link.source, link.target
+        assert target_attr == "selected_index"
+        assert any(source is c for c in controls)
+        assert attr == ("value" if isinstance(source, widgets.IntSlider) else "index")
+        targets.setdefault(id(target), []).append(source)
+        n_states = source.max + 1 if isinstance(source, widgets.IntSlider) else len(source.options)
+        assert n_states == len(target.children)
+        assert target.selected_index == getattr(source, attr)
+    assert {id(s) for s in stacks} == set(targets), "a Stack without a control"
+    # The first slider (the one browser tests move) must select frames.
+    sliders = [c for c in controls if isinstance(c, (widgets.IntSlider, widgets.SelectionSlider))]
+    assert sliders and any(sliders[0] is s for ss in targets.values() for s in ss)
+    return frames
+
+
+def _check_live(box) -> None:
+    assert "live-explorer" in box._dom_classes
+    assert bytes(box.image.value).startswith(PNG_MAGIC)
+    assert "Could not" not in box.message.value
+
+
+def _png(box) -> bytes:
+    return bytes(box.image.value)
+
+
+@pytest.fixture
+def few_states(monkeypatch):
+    """Fewer precomputed states than the book uses: the structure is the same, the test fast."""
+    monkeypatch.setattr(W, "_STATIC_TAUS", (1, 8))
+    monkeypatch.setattr(W, "_PE_SIZES", (32, 128))
+    monkeypatch.setattr(W, "_PE_FRACTIONS", W._PE_FRACTIONS[:3])
+    monkeypatch.setattr(W, "_LR_SIZES", W._LR_SIZES[:2])
+    monkeypatch.setattr(W, "_LR_WARMUPS", (400, 4000))
+    full = W._ablations
+    monkeypatch.setattr(W, "_ablations", lambda n, h: full(n, h)[:3])
+
+
+SMALL_BATCH = (("<bos>", "Hallo", "!", "<pad>"), ("<bos>", "Ich", "bin", "da"))
+
+
+# --------------------------------------------------------------------------- mode switch
+@pytest.mark.parametrize(
+    "value, expected", [("1", True), ("true", True), ("0", False), ("", False), (None, False)]
+)
+def test_static_mode_follows_the_environment(monkeypatch, value, expected):
+    if value is None:
+        monkeypatch.delenv(W.STATIC_ENV_VAR, raising=False)
+    else:
+        monkeypatch.setenv(W.STATIC_ENV_VAR, value)
+    assert W.static_mode() is expected
+
+
+def test_environment_chooses_the_version(monkeypatch, few_states):
+    monkeypatch.setattr(W, "_LR_SIZES", W._LR_SIZES[:1])
+    monkeypatch.setenv(W.STATIC_ENV_VAR, "1")
+    assert "static-explorer" in W.lr_schedule_explorer()._dom_classes
+    assert "live-explorer" in W.lr_schedule_explorer(static=False)._dom_classes
+    monkeypatch.setenv(W.STATIC_ENV_VAR, "0")
+    assert "live-explorer" in W.lr_schedule_explorer()._dom_classes
+    assert "static-explorer" in W.lr_schedule_explorer(static=True)._dom_classes
+
+
+def test_import_does_not_need_ipywidgets():
+    code = (
+        "import sys; sys.modules['ipywidgets'] = None\n"
+        "import transformer_lib, transformer_lib.widgets as w\n"
+        "try:\n    w.temperature_explorer()\nexcept ImportError as e:\n    print('msg:', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "pip install" in out.stdout
+
+
+def test_the_books_frame_counts_stay_modest():
+    n_layers, n_heads = 2, 4  # the shipped tiny model
+    counts = {
+        "temperature": len(W._STATIC_TAUS),
+        "positional": len(W._PE_SIZES) * len(W._PE_FRACTIONS),
+        "lr": len(W._LR_SIZES) * len(W._LR_WARMUPS),
+        "mask": 2 * 2 * len(W.MASK_BATCH),
+        "attention": len(W.EXAMPLE_SENTENCES) * 3 * n_layers,
+        "ablation": len(W._ablations(n_layers, n_heads)),
+    }
+    assert all(2 <= n <= 40 for n in counts.values()), counts
+
+
+# --------------------------------------------------------------------------- static versions
+def test_temperature_static(few_states):
+    _check_static(W.temperature_explorer(static=True), n_expected=2)
+
+
+def test_positional_encoding_static(few_states):
+    box = W.positional_encoding_explorer(static=True)
+    _check_static(box, n_expected=2 * 3)
+    assert box.controls["d_model"].index == 1  # 128, the default
+
+
+def test_lr_schedule_static(few_states):
+    box = W.lr_schedule_explorer(static=True)
+    _check_static(box, n_expected=2 * 2)
+
+
+def test_mask_static():
+    box = W.mask_explorer(SMALL_BATCH[:1], static=True)
+    _check_static(box, n_expected=2 * 2 * 1)
+    # padding x causal x sentence: three levels of nesting
+    assert all(isinstance(c, widgets.Stack) for c in box.stack.children)
+    assert all(isinstance(cc, widgets.Stack) for c in box.stack.children for cc in c.children)
+
+
+def test_attention_static(translator):
+    sentences = W.EXAMPLE_SENTENCES[:1]
+    box = W.attention_explorer(translator, sentences, static=True)
+    n_layers = translator.model.config.n_encoder_layers
+    _check_static(box, n_expected=len(sentences) * 3 * n_layers)
+    assert box.controls["sentence"].disabled
+    notes = [c.value for c in box.children if isinstance(c, widgets.HTML)]
+    assert any(W.KERNEL_NOTE in n for n in notes)
+
+
+def test_head_ablation_static_restores_gates(translator, few_states):
+    model = translator.model
+    model.reset_head_gates()
+    box = W.head_ablation_explorer(translator, static=True)
+    _check_static(box, n_expected=3)
+    assert all(
+        m.head_gate is None
+        for k in ("encoder", "decoder", "cross")
+        for m in model.attention_modules(k)
+    )
+    # the slider and the menu both select the frame
+    sources = {id(link.source[0]) for link in box.links if link.target[0] is box.stack}
+    assert sources == {id(box.controls["ablation"]), id(box.controls["menu"])}
+    assert W._ablations(2, 4)[1][1] == (("cross", 0, 0),)
+
+
+def test_static_explorer_embeds_links_and_images(tmp_path):
+    from ipywidgets.embed import dependency_state, embed_data, embed_minimal_html
+
+    box = W.mask_explorer(SMALL_BATCH[:1], static=True)
+    data = embed_data(views=[box], state=dependency_state([box, *box.links]))
+    state = data["manager_state"]["state"]
+    models = {k: v["model_name"] for k, v in state.items()}
+    links = [v["state"] for v in state.values() if v["model_name"] == "LinkModel"]
+    assert len(links) == len(box.links) == 1 + 2 + 4
+    for link in links:
+        src, tgt = link["source"], link["target"]
+        assert src[0].startswith("IPY_MODEL_") and tgt[1] == "selected_index"
+        assert models[tgt[0].removeprefix("IPY_MODEL_")] == "StackModel"
+    images = [v for v in state.values() if v["model_name"] == "ImageModel"]
+    assert len(images) == box.frame_count
+    assert all(v.get("buffers") for v in images), "the PNG bytes travel as buffers"
+    assert "static-explorer" in json.dumps(state)
+    assert box.model_id in json.dumps(data["view_specs"])
+    page = tmp_path / "explorer.html"
+    embed_minimal_html(page, views=[box], state=dependency_state([box, *box.links]))
+    text = page.read_text(encoding="utf-8")
+    assert text.count('"LinkModel"') == len(box.links) and "static-explorer" in text
+
+
+# --------------------------------------------------------------------------- live versions
+def test_temperature_live_redraws():
+    box = W.temperature_explorer(static=False)
+    _check_live(box)
+    before = _png(box)
+    box.controls["tau"].value = 1.0
+    assert _png(box) != before
+    box.controls["d_k"].value = 4
+    _check_live(box)
+
+
+def test_positional_encoding_live_clamps_the_pair():
+    box = W.positional_encoding_explorer(static=False)
+    pair = box.controls["pair"]
+    pair.value = pair.max
+    before = _png(box)
+    box.controls["d_model"].value = 16  # pair must shrink to 0..7 and the figure redraw
+    assert pair.max == 7 and pair.value == 7
+    assert _png(box) != before
+    _check_live(box)
+
+
+def test_lr_schedule_live_redraws():
+    box = W.lr_schedule_explorer(static=False)
+    before = _png(box)
+    box.controls["warmup"].value = 4000
+    assert _png(box) != before
+    _check_live(box)
+
+
+def test_mask_live_redraws():
+    box = W.mask_explorer(SMALL_BATCH, static=False)
+    before = _png(box)
+    box.controls["causal"].index = 0
+    assert _png(box) != before
+    _check_live(box)
+
+
+@pytest.fixture(scope="module")
+def live_attention(translator):
+    return W.attention_explorer(translator, static=False)
+
+
+def test_attention_live_updates_and_caches(live_attention):
+    box = live_attention
+    _check_live(box)
+    first = _png(box)
+    box.controls["sentence"].value = "Where is the train station?"
+    _check_live(box)
+    assert _png(box) != first and "Translation" in box.message.value
+    for name, value in [("kind", "encoder"), ("layer", 1), ("head", 2), ("kind", "cross")]:
+        before = _png(box)
+        box.controls[name].value = value
+        assert _png(box) != before, name
+    box.controls["example"].index = 2
+    assert box.controls["sentence"].value == W.EXAMPLE_SENTENCES[1]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("", "empty"),
+        ("    ", "empty"),
+        ("你好世界", "None of these characters"),
+        ("I like 寿司 and 🍣.", "<unk>: 寿司 🍣"),
+        ("word " * 200, "only the first 40"),
+    ],
+)
+def test_attention_live_bad_input_gives_a_message(live_attention, text, expected):
+    box = live_attention
+    box.controls["sentence"].value = text
+    shown = box.message.value.replace("&lt;", "<").replace("&gt;", ">")
+    assert expected in shown
+    assert "Traceback" not in shown and "Could not" not in shown
+    box.controls["sentence"].value = "It costs $5, not $50."  # $ must not start mathtext
+    _check_live(box)
+
+
+def test_head_ablation_live(translator):
+    model = translator.model
+    model.reset_head_gates()
+    model.set_head_gate("encoder", 0, [1.0, 1.0, 0.5, 1.0])  # a gate the reader set earlier
+    try:
+        box = W.head_ablation_explorer(translator, static=False)
+        _check_live(box)
+        before = _png(box)
+        box.toggles[("cross", 0, 1)].value = False
+        assert _png(box) != before and "1 head off" in box.message.value
+        assert model.attention_modules("cross")[0].head_gate is None  # restored after drawing
+        assert model.attention_modules("encoder")[0].head_gate.tolist() == [1.0, 1.0, 0.5, 1.0]
+        box.reset()
+        assert all(b.value for b in box.toggles.values())
+        assert "all heads on" in box.message.value.lower()
+    finally:
+        model.reset_head_gates()
+
+
+def test_head_ablation_restores_gates_when_translation_fails(translator, monkeypatch):
+    model = translator.model
+    model.reset_head_gates()
+    box = W.head_ablation_explorer(translator, static=False)
+
+    def broken(*args, **kwargs):
+        assert model.attention_modules("cross")[1].head_gate is not None  # gate was applied
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(translator, "translate", broken)
+    box.toggles[("cross", 1, 0)].value = False
+    assert "Could not update" in box.message.value and "boom" in box.message.value
+    assert all(
+        m.head_gate is None
+        for k in ("encoder", "decoder", "cross")
+        for m in model.attention_modules(k)
+    )
