@@ -15,7 +15,9 @@ Masks are boolean, **True = may attend**, and broadcast to ``(B, H, Tq, Tk)``.
 
 from .attention import scaled_dot_product_attention
 from .config import TransformerConfig
+from .decoding import beam_search, greedy_decode
 from .embedding import TokenEmbedding
+from .evaluation import evaluate_pairs
 from .feedforward import PositionwiseFeedForward, SublayerConnection
 from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, KVCache
 from .masks import causal_mask, combine_masks, decoder_mask, padding_mask
@@ -26,10 +28,32 @@ from .positional import (
     SinusoidalPositionalEncoding,
     sinusoidal_positional_encoding,
 )
+from .pretrained import Translator, load_pretrained
+from .training import (
+    CheckpointError,
+    LabelSmoothingLoss,
+    NoamSchedule,
+    Trainer,
+    TrainingConfig,
+    noam_lr,
+    train,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CheckpointError",
+    "LabelSmoothingLoss",
+    "NoamSchedule",
+    "Trainer",
+    "TrainingConfig",
+    "Translator",
+    "beam_search",
+    "evaluate_pairs",
+    "greedy_decode",
+    "load_pretrained",
+    "noam_lr",
+    "train",
     "Decoder",
     "DecoderLayer",
     "Encoder",

@@ -1,0 +1,93 @@
+"""The shipped translator: data/model.pt through load_pretrained() (chapters 10 and 11)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from transformer_lib import load_pretrained
+from transformer_lib.pretrained import DEFAULT_CHECKPOINT, Translation, Translator
+from transformer_lib.training import CheckpointError, MissingCheckpointError
+
+
+@pytest.fixture(scope="module")
+def translator() -> Translator:
+    if not DEFAULT_CHECKPOINT.is_file():
+        pytest.fail(
+            "data/model.pt is missing: it ships with the repository. Recreate it with "
+            "`python -m transformer_lib train` (see data/MODEL_CARD.md)."
+        )
+    return load_pretrained()
+
+
+def test_shipped_checkpoint_is_small_and_safe_to_load(tokenizer):
+    assert DEFAULT_CHECKPOINT.stat().st_size <= 10 * 2**20
+    ckpt = torch.load(DEFAULT_CHECKPOINT, weights_only=True)
+    assert "optimizer" not in ckpt
+    assert ckpt["state"]["step"] > 0 and ckpt["state"]["log"]
+    # The embedded vocabulary is the one in data/tokenizer.json.
+    from transformer_lib.training import tokenizer_from_checkpoint
+
+    embedded = tokenizer_from_checkpoint(ckpt)
+    for s in ("Tom is lazy.", "Ich weiß es nicht.", "Grüß Gott!"):
+        assert embedded.encode(s) == tokenizer.encode(s)
+
+
+def test_translates_a_sentence(translator):
+    out = translator.translate("Tom is lazy.")
+    assert isinstance(out, str) and out.startswith("Tom ")
+    assert out == translator.translate("Tom is lazy.", beam=1)  # greedy is deterministic
+
+
+def test_translates_a_list_with_beam(translator):
+    out = translator.translate(["I am tired.", "Where is the station?"], beam=4)
+    assert len(out) == 2 and all(isinstance(s, str) and s for s in out)
+    assert out[0].startswith("Ich")
+
+
+def test_empty_sentence_is_a_clear_error(translator):
+    for text in ("", "   "):
+        with pytest.raises(ValueError, match="empty"):
+            translator.translate(text)
+    with pytest.raises(ValueError, match="Sentence 1 is empty"):
+        translator.translate(["Hello.", ""])
+
+
+def test_unseen_characters_become_unk_and_still_translate(translator):
+    text = "Tom is 懒 lazy 🙂."
+    assert translator.tokenizer.unk_id in translator.tokenizer.encode(text)
+    out = translator.translate(text)
+    assert isinstance(out, str) and out
+
+
+def test_too_long_input_is_refused_not_truncated(translator):
+    text = "the cat and the dog " * 60
+    with pytest.raises(ValueError, match=r"max_len=\d+.*not truncated"):
+        translator.translate(text)
+
+
+def test_attention_for_plots(translator):
+    t = translator.translate("I love you.", return_attention=True)
+    assert isinstance(t, Translation)
+    S, T = len(t.source_tokens), len(t.target_tokens)
+    H = translator.config.n_heads
+    assert t.target_tokens[-1] == "<eos>" and t.decoder_input_tokens[0] == "<bos>"
+    assert len(t.decoder_input_tokens) == T
+    assert t.attention["cross"][0].shape == (H, T, S)
+    assert t.attention["decoder"][-1].shape == (H, T, T)
+    assert t.attention["encoder"][0].shape == (H, S, S)
+    torch.testing.assert_close(t.attention["cross"][0].sum(-1), torch.ones(H, T))
+    assert t.text == translator.translate("I love you.")
+
+
+def test_missing_checkpoint_message(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRANSFORMER_BOOK_CHECKPOINT", str(tmp_path / "gone.pt"))
+    with pytest.raises(MissingCheckpointError, match="gone.pt.*train"):
+        load_pretrained()
+
+
+def test_corrupted_checkpoint_message(tmp_path):
+    bad = tmp_path / "model.pt"
+    bad.write_bytes(DEFAULT_CHECKPOINT.read_bytes()[:100_000])
+    with pytest.raises(CheckpointError, match="model.pt"):
+        load_pretrained(bad)

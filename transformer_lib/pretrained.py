@@ -1,0 +1,169 @@
+"""The translator that ships with the book: ``load_pretrained()`` → :class:`Translator`.
+
+Used from chapter 10 on. The weights live in ``data/model.pt`` of the repository (a clone
+or an editable install); the checkpoint embeds its tokenizer, so nothing else is needed.
+
+    >>> from transformer_lib import load_pretrained
+    >>> translator = load_pretrained()                      # doctest: +SKIP
+    >>> translator.translate("Tom is lazy.")                # doctest: +SKIP
+    'Tom ist faul.'
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from .decoding import beam_search, encode_sources, greedy_decode, translate_texts
+from .training import MissingCheckpointError, load_model, tokenizer_from_checkpoint
+
+__all__ = [
+    "CHECKPOINT_ENV_VAR",
+    "DEFAULT_CHECKPOINT",
+    "Translation",
+    "Translator",
+    "load_pretrained",
+]
+
+#: The shipped weights, relative to the repository that holds this package.
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[1] / "data" / "model.pt"
+#: Environment variable naming another checkpoint for :func:`load_pretrained`.
+CHECKPOINT_ENV_VAR = "TRANSFORMER_BOOK_CHECKPOINT"
+
+
+@dataclass
+class Translation:
+    """One translation with the model's attention while producing it.
+
+    ``attention`` maps ``"encoder"`` to per-layer ``(H, S, S)``, ``"decoder"`` to
+    ``(H, T, T)`` and ``"cross"`` to ``(H, T, S)`` tensors, where the T query rows are the
+    decoder steps: row i reads ``decoder_input_tokens[i]`` and predicts
+    ``target_tokens[i]``. Columns of ``"cross"`` are ``source_tokens``.
+    """
+
+    source: str
+    text: str
+    source_tokens: list[str]
+    target_tokens: list[str]  # the predicted tokens, ending with "<eos>" if it was produced
+    decoder_input_tokens: list[str]  # "<bos>" then the target tokens shifted right
+    attention: dict[str, list[Tensor]] = field(default_factory=dict, repr=False)
+
+
+class Translator:
+    """A model and its tokenizer, ready to translate English into German.
+
+    Args:
+        model: A trained :class:`~transformer_lib.Transformer`.
+        tokenizer: The :class:`~transformer_lib.tokenizer.Tokenizer` it was trained with.
+        checkpoint: The checkpoint dict it came from (training details), if any.
+    """
+
+    def __init__(self, model, tokenizer, checkpoint: dict | None = None, path: Path | None = None):
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.checkpoint = checkpoint or {}
+        self.path = path
+
+    @property
+    def config(self):
+        return self.model.config
+
+    @property
+    def training_state(self) -> dict[str, Any]:
+        """Steps, training time, training config and log recorded in the checkpoint."""
+        return self.checkpoint.get("state", {})
+
+    def __repr__(self) -> str:
+        n = sum(p.numel() for p in self.model.parameters())
+        return f"Translator({self.path.name if self.path else 'model'}, {n:,} parameters)"
+
+    def encode(self, text: str) -> Tensor:
+        """Source ids ``(1, S)`` for one sentence (no special tokens, as in training)."""
+        return torch.tensor([self.tokenizer.encode(text)], dtype=torch.long)
+
+    def translate(
+        self,
+        text: str | list[str],
+        beam: int = 1,
+        alpha: float = 0.6,
+        return_attention: bool = False,
+    ):
+        """Translate one sentence (→ str) or a list (→ list of str).
+
+        Args:
+            text: An English sentence or a list of them.
+            beam: 1 = greedy decoding; > 1 = beam search with that many beams.
+            alpha: Length-penalty exponent for beam search (the paper: 0.6).
+            return_attention: Return :class:`Translation` objects (tokens and every
+                attention map) instead of strings.
+
+        Raises:
+            ValueError: An empty sentence (there is nothing to translate), or one longer
+                than the model's ``max_len`` tokens (not truncated: split it).
+                Characters never seen in training become ``<unk>`` and are still translated.
+        """
+        single = isinstance(text, str)
+        texts = [text] if single else list(text)
+        if not return_attention:
+            out = translate_texts(self.model, self.tokenizer, texts, beam, alpha)
+            return out[0] if single else out
+        results = [self._with_attention(t, beam, alpha) for t in texts]
+        return results[0] if single else results
+
+    @torch.no_grad()
+    def _with_attention(self, text: str, beam: int, alpha: float) -> Translation:
+        ids = encode_sources(self.model, self.tokenizer, [text])[0]  # checks the input
+        device = next(self.model.parameters()).device
+        src = torch.tensor([ids], dtype=torch.long, device=device)  # (1, S)
+        if beam == 1:
+            hyp = greedy_decode(self.model, src)
+        else:
+            hyp = beam_search(self.model, src, beam_size=beam, alpha=alpha)
+        ids = [i for i in hyp[0].tolist() if i != self.config.pad_id]  # <bos> ... <eos>
+        tgt = torch.tensor([ids], device=device)
+        _, attn = self.model(src, tgt[:, :-1], return_attention=True)
+        tok = self.tokenizer
+        return Translation(
+            source=text,
+            text=tok.decode(ids),
+            source_tokens=[tok.id_to_token(i) for i in src[0].tolist()],
+            target_tokens=[tok.id_to_token(i) for i in ids[1:]],
+            decoder_input_tokens=[tok.id_to_token(i) for i in ids[:-1]],
+            attention={k: [w[0].cpu() for w in v] for k, v in attn.items()},
+        )
+
+
+def load_pretrained(
+    path: str | os.PathLike | None = None, device: str | torch.device = "cpu"
+) -> Translator:
+    """Load the shipped English→German translator (or another checkpoint).
+
+    Args:
+        path: A checkpoint written by the trainer (``model.pt`` or ``checkpoint.pt``);
+            default ``$TRANSFORMER_BOOK_CHECKPOINT`` or ``data/model.pt`` of the repository.
+        device: Where to put the model.
+
+    Raises:
+        MissingCheckpointError: No file there (the message says how to get one).
+        CheckpointError: The file is corrupt or not a transformer_lib checkpoint.
+    """
+    if path is None:
+        path = os.environ.get(CHECKPOINT_ENV_VAR) or DEFAULT_CHECKPOINT
+        if not Path(path).is_file():
+            raise MissingCheckpointError(
+                f"The shipped model is missing: no file at {path}. It comes with a clone of "
+                f"the book's repository (data/model.pt); the package installed on its own "
+                f"does not include it. Clone the repository and `pip install -e .`, set "
+                f"{CHECKPOINT_ENV_VAR}=/path/to/model.pt, or train your own with "
+                f"`python -m transformer_lib train --minutes 15 --out runs/mine` and call "
+                f"load_pretrained('runs/mine/model.pt')."
+            )
+    path = Path(path)
+    model, ckpt = load_model(path, device)
+    tokenizer = tokenizer_from_checkpoint(ckpt, path)
+    return Translator(model, tokenizer, ckpt, path)
