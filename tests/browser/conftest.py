@@ -16,6 +16,7 @@ import functools
 import http.server
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -23,10 +24,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-import yaml
 
-BOOK_DIR = Path(os.environ.get("BOOK_DIR", Path(__file__).resolve().parents[2]))
-HTML_DIR = BOOK_DIR / "_build" / "html"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from book_pages import BOOK_DIR, HTML_DIR, toc_pages  # noqa: E402
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
@@ -42,24 +43,6 @@ SCREENSHOTS = BOOK_DIR / "_build" / "screenshots"
 LOCAL_HOST = "127.0.0.1"
 # Schemes that never leave the page.
 LOCAL_SCHEMES = {"data", "blob", "about", "javascript"}
-
-
-def toc_pages(book_dir: Path = BOOK_DIR) -> list[str]:
-    """Every page of ``_toc.yml`` (root first), as paths without suffix."""
-    toc = yaml.safe_load((book_dir / "_toc.yml").read_text(encoding="utf-8"))
-    pages = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                pages.append(entry["file"])
-            for key in ("parts", "chapters", "sections"):
-                walk(entry.get(key))
-
-    walk([toc])
-    return [
-        str(Path(p).with_suffix("")) if Path(p).suffix in (".md", ".ipynb") else p for p in pages
-    ]
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,0 +1,74 @@
+"""The chapter notebooks as files: structure a reader (and Colab) relies on."""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import transformer_lib
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import colab_setup  # noqa: E402
+
+CHAPTERS = colab_setup.chapters()
+
+
+def cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def tags(cell: dict) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def test_twelve_chapters_in_toc_order():
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    names = [p.stem for p in CHAPTERS]
+    assert len(names) == 12
+    positions = [toc.index(f"chapters/{n}") for n in names]
+    assert positions == sorted(positions), "chapter numbers must follow _toc.yml order"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_colab_setup_cell_first_and_current(path):
+    first = cells(path)[0]
+    assert "colab-setup" in tags(first) and "remove-cell" in tags(first)
+    assert "".join(first["source"]) == colab_setup.setup_source(), (
+        f"{path.name}: stale Colab cell; run `python scripts/colab_setup.py`"
+    )
+    assert colab_setup.repository_url() in "".join(first["source"])
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_committed_without_outputs(path):
+    dirty = [i for i, c in enumerate(cells(path)) if c.get("outputs")]
+    assert not dirty, f"{path.name}: cells {dirty} carry outputs; clear them before committing"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_learning_goals_and_checked_exercises(path):
+    text = "\n".join("".join(c["source"]) for c in cells(path) if c["cell_type"] == "markdown")
+    assert "Learning goals" in text
+    assert "Exercise" in text
+    code = [c for c in cells(path) if c["cell_type"] == "code"]
+    assert any("skip-execution" in tags(c) for c in code), "no cell left for the reader's answer"
+    assert any("hide-cell" in tags(c) for c in code), "no hidden, executed solution"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapters_do_not_redefine_library_components(path):
+    """The book teaches the library's code: a chapter never defines a second copy."""
+    public = set(transformer_lib.__all__)
+    for cell in cells(path):
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        lines = [ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!"))]
+        tree = ast.parse("\n".join(lines))
+        defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        assert not defined & public, f"{path.name} redefines {sorted(defined & public)}"
