@@ -80,6 +80,12 @@ CASES = {
         [_weights(2, 4, 5, seed=s) for s in range(2)], TGT, SRC
     ),
     "head_importance": lambda: viz.plot_head_importance(np.array([[1.0, -2.0], [0.5, 0.0]])),
+    "head_statistics": lambda: viz.plot_head_statistics(
+        np.array([[0.5, 0.2], [0.1, np.nan]]), ["enc h0", "dec h0"], ["previous", "next"]
+    ),
+    "attention_alignment": lambda: viz.plot_attention_alignment(
+        _weights(4, 5), TGT, SRC, [(1, 0), (2, 1), (3, 2)]
+    ),
     "mask": lambda: viz.plot_mask(np.tril(np.ones((4, 4), bool)), TGT, TGT),
     "positional_encoding": lambda: viz.plot_positional_encoding(_pe(20, 16)),
     "sinusoids": lambda: viz.plot_sinusoids(_pe(20, 16)),
@@ -429,3 +435,41 @@ def test_layer_norm_effect_marks_each_positions_mean():
     np.testing.assert_allclose(means, 0.0, atol=1e-9)
     with pytest.raises(ValueError, match="shape"):
         viz.plot_layer_norm_effect(before, after[:2])
+
+
+# --- chapter 11 helpers ----------------------------------------------------------------------
+def test_head_importance_takes_row_labels():
+    labels = ["encoder · 0", "cross · 1"]
+    fig = viz.plot_head_importance(np.array([[1.0, -3.0], [0.5, 2.0]]), layer_labels=labels)
+    (ax,) = _heatmap_axes(fig)
+    assert [t.get_text() for t in ax.get_yticklabels()] == labels
+    with pytest.raises(ValueError, match="layer_labels"):
+        viz.plot_head_importance(np.zeros((3, 2)), layer_labels=labels)
+
+
+def test_head_statistics_rows_are_heads_and_nan_cells_stay_blank():
+    values = np.array([[0.5, 0.25, 0.9], [0.1, np.nan, 0.3]])
+    fig = viz.plot_head_statistics(
+        values, ["enc h0", "dec h0"], ["previous", "next", "spread"], row_groups=[1, 1]
+    )
+    (ax,) = _heatmap_axes(fig)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["enc h0", "dec h0"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["previous", "next", "spread"]
+    assert _texts(fig) == ["0.50", "0.25", "0.90", "0.10", "0.30"]  # NaN left blank
+    with pytest.raises(ValueError, match="row_groups"):
+        viz.plot_head_statistics(values, ["a", "b"], ["x", "y", "z"], row_groups=[1, 2])
+    with pytest.raises(ValueError, match="head_labels"):
+        viz.plot_head_statistics(values, ["a"], ["x", "y", "z"])
+
+
+def test_attention_alignment_outlines_cells_and_marks_row_maxima():
+    w = np.array([[0.7, 0.1, 0.1, 0.1, 0.0], [0.0, 0.2, 0.8, 0.0, 0.0]])
+    fig = viz.plot_attention_alignment(w, TGT[:2], SRC, [(0, 0), (1, 1)])
+    (ax,) = _heatmap_axes(fig)
+    outlined = [(p.get_x() + 0.5, p.get_y() + 0.5) for p in ax.patches]
+    assert outlined == [(0.0, 0.0), (1.0, 1.0)]  # (column, row) of each reference cell
+    dots = ax.collections[-1].get_offsets()
+    np.testing.assert_allclose(dots, [[0, 0], [2, 1]])  # the maximum of each row
+    assert [t.get_text() for t in ax.get_yticklabels()] == TGT[:2]
+    with pytest.raises(ValueError, match="outside"):
+        viz.plot_attention_alignment(w, TGT[:2], SRC, [(2, 0)])

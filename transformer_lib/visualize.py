@@ -47,7 +47,9 @@ Chapter                               Helpers
                                       :func:`plot_training_log`
 10 Decoding and evaluation            :func:`plot_beam_search`
 11 Inside the trained model           :func:`plot_attention_layers_heads`,
-                                      :func:`plot_head_importance`
+                                      :func:`plot_head_importance`,
+                                      :func:`plot_head_statistics`,
+                                      :func:`plot_attention_alignment`
 ====================================  ==========================================
 """
 
@@ -65,7 +67,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Circle, FancyBboxPatch, Patch
+from matplotlib.patches import Circle, FancyBboxPatch, Patch, Rectangle
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 __all__ = [
@@ -591,24 +593,31 @@ def plot_head_importance(
     cmap: str = DIVERGING_CMAP,
     annotate: bool = True,
     fmt: str = "+.1f",
+    layer_labels: Sequence[str] | None = None,
 ) -> Figure:
     """Layers x heads heatmap of a signed score per head, e.g. BLEU change on ablation (ch. 11).
 
     Args:
         importance: ``(N, H)`` values; the diverging colour map is centred at 0.
         cbar_label: what the values are, with units.
+        layer_labels: ``N`` row labels instead of the layer numbers, e.g. to stack the
+            encoder, decoder and cross-attention layers of one model in one figure.
     """
-    data = _squeeze_to(importance, 2, "importance", "plot_head_importance", "(N, H)").astype(float)
+    func = "plot_head_importance"
+    data = _squeeze_to(importance, 2, "importance", func, "(N, H)").astype(float)
     n_layers, n_heads = data.shape
-    fig, ax = _figure_and_axes(
-        ax, (float(np.clip(0.7 * n_heads + 2.8, 4.5, 11)), 0.6 * n_layers + 2)
-    )
+    if layer_labels is not None and len(layer_labels) != n_layers:
+        raise ValueError(f"{func}: {len(layer_labels)} layer_labels for {n_layers} rows.")
+    width = float(np.clip(0.7 * n_heads + 2.8, 4.5, 11)) + (1.6 if layer_labels else 0.0)
+    fig, ax = _figure_and_axes(ax, (width, 0.6 * n_layers + 2))
     lim = _symmetric_limit(data)
     im = ax.imshow(data, cmap=cmap, vmin=-lim, vmax=lim, interpolation="nearest")
     ax.set_xticks(np.arange(n_heads))
     ax.set_yticks(np.arange(n_layers))
+    if layer_labels is not None:
+        ax.set_yticklabels([_label_text(label) for label in layer_labels])
     ax.set_xlabel("head")
-    ax.set_ylabel("layer")
+    ax.set_ylabel("layer" if layer_labels is None else "attention, layer")
     ax.set_title(title)
     if annotate:
         _annotate_cells(ax, im, data, fmt, fontsize=9)
@@ -2105,3 +2114,123 @@ def plot_layer_norm_effect(
 
 
 __all__ += ["plot_layer_norm_effect", "plot_position_rotation"]
+
+
+# ---- chapter 11 helpers ----
+@_styled
+def plot_head_statistics(
+    values: Any,
+    head_labels: Sequence[str],
+    stat_labels: Sequence[str],
+    title: str = "What each head attends to",
+    *,
+    row_groups: Sequence[int] | None = None,
+    cbar_label: str = "share of attention",
+    vmin: float = 0.0,
+    vmax: float = 1.0,
+    fmt: str = ".2f",
+    xlabel: str = "statistic (averaged over queries and sentences)",
+    ylabel: str = "attention head",
+    ax: Axes | None = None,
+) -> Figure:
+    """Heads x statistics heatmap with the value written in each cell (chapter 11).
+
+    One row per head (e.g. "enc L0 h2"), one column per measured statistic (share of
+    attention on the previous token, normalised entropy, ...). NaN cells (a statistic
+    that does not apply, such as the next token under a causal mask) are grey and blank.
+
+    Args:
+        values: ``(R, C)`` numbers, by default in ``[0, 1]``.
+        head_labels: ``R`` row labels; stat_labels: ``C`` column labels.
+        row_groups: sizes of consecutive row groups (e.g. ``[8, 8, 2]`` for encoder heads,
+            decoder heads and reference rows); a line is drawn between groups.
+        vmin, vmax: colour range of the sequential (viridis) map.
+    """
+    func = "plot_head_statistics"
+    data = _squeeze_to(values, 2, "values", func, "(R, C)").astype(float)
+    n_rows, n_cols = data.shape
+    rows = _token_labels(head_labels, n_rows, "head_labels", func)
+    cols = _token_labels(stat_labels, n_cols, "stat_labels", func)
+    if row_groups is not None and sum(row_groups) != n_rows:
+        raise ValueError(f"{func}: row_groups {list(row_groups)} must add up to {n_rows} rows.")
+    fig, ax = _figure_and_axes(
+        ax,
+        (
+            float(np.clip(1.05 * n_cols + 4.0, 6.0, 12.0)),
+            float(np.clip(0.34 * n_rows + 2.4, 3.0, 12)),
+        ),
+    )
+    cm = mpl.colormaps[SEQUENTIAL_CMAP].with_extremes(bad="#DDDDDD")
+    im = ax.imshow(np.ma.masked_invalid(data), cmap=cm, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.set_xticks(np.arange(n_cols))
+    ax.set_xticklabels(cols, rotation=30, ha="right", rotation_mode="anchor")
+    ax.set_yticks(np.arange(n_rows))
+    ax.set_yticklabels(rows)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    _annotate_cells(ax, im, data, fmt, fontsize=8.5)
+    if row_groups:
+        for edge in np.cumsum(row_groups)[:-1]:
+            ax.axhline(edge - 0.5, color="white", linewidth=3)
+    fig.colorbar(im, ax=ax, label=cbar_label, shrink=0.9)
+    return fig
+
+
+@_styled
+def plot_attention_alignment(
+    weights: Any,
+    query_tokens: Sequence[Any],
+    key_tokens: Sequence[Any],
+    alignment: Sequence[tuple[int, int]],
+    title: str = "Cross-attention and the reference word alignment",
+    *,
+    cbar_label: str = "attention weight",
+    ax: Axes | None = None,
+) -> Figure:
+    """One attention map with reference alignment cells outlined and each row's maximum
+    marked (chapter 11).
+
+    Rows are queries (target positions), columns keys (source tokens), as in
+    :func:`plot_attention`. A head that aligns words puts each row's dot inside an
+    outlined cell.
+
+    Args:
+        weights: ``(Tq, Tk)`` attention weights.
+        alignment: ``(query index, key index)`` cells of the reference alignment.
+    """
+    func = "plot_attention_alignment"
+    data = _squeeze_to(weights, 2, "weights", func, "(Tq, Tk)").astype(float)
+    tq, tk = data.shape
+    bad = [(i, j) for i, j in alignment if not (0 <= i < tq and 0 <= j < tk)]
+    if bad:
+        raise ValueError(f"{func}: alignment cells {bad[:4]} lie outside the {tq} x {tk} map.")
+    own_figure = ax is None
+    fig = plot_attention(data, query_tokens, key_tokens, ax=ax, title=title, cbar_label=cbar_label)
+    ax = fig.axes[0] if own_figure else ax
+    for i, j in alignment:
+        ax.add_patch(
+            Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor=OKABE_ITO[1], linewidth=2.2)
+        )
+    best = np.nanargmax(np.nan_to_num(data, nan=-1.0), axis=1)
+    ax.scatter(best, np.arange(tq), s=28, marker="o", color="white", edgecolors="black", zorder=3)
+    handles = [
+        Patch(facecolor="none", edgecolor=OKABE_ITO[1], linewidth=2, label="reference alignment"),
+        Line2D(
+            [],
+            [],
+            marker="o",
+            linestyle="",
+            markerfacecolor="white",
+            markeredgecolor="black",
+            label="largest weight in the row",
+        ),
+    ]
+    if own_figure:  # below the axes and their labels, whatever the tick labels' length
+        fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False)
+    else:
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.3, 1.0), frameon=False)
+    return fig
+
+
+__all__ += ["plot_attention_alignment", "plot_head_statistics"]
