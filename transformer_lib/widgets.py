@@ -1402,11 +1402,11 @@ def _ablation_png(
     mats = np.concatenate(run.attention["cross"], axis=0)  # (N·H, T, S)
     switched = set(off)
     same = " (unchanged)" if run.translation == base.translation else ""
-    title = (
-        f"Source: “{run.source}”\nAll heads on: “{base.translation}”\n"
-        f"{label[0].upper() + label[1:]}: “{run.translation}”{same}\n"
-        f"Cross-attention of that translation (decoder queries, source keys):"
-    )
+    lines = [f"Source: “{run.source}”", f"All heads on: “{base.translation}”"]
+    if switched:  # the first frame switches nothing off: one translation line is enough
+        lines.append(f"{label[0].upper() + label[1:]}: “{run.translation}”{same}")
+    lines.append("Cross-attention of that translation (decoder queries, source keys):")
+    title = "\n".join(lines)
     return grid.render(
         mats,
         run.tgt_tokens,
