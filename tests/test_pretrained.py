@@ -91,3 +91,13 @@ def test_corrupted_checkpoint_message(tmp_path):
     bad.write_bytes(DEFAULT_CHECKPOINT.read_bytes()[:100_000])
     with pytest.raises(CheckpointError, match="model.pt"):
         load_pretrained(bad)
+
+
+def test_shipped_model_reaches_its_published_test_bleu(translator, corpus_path):
+    """The model card's greedy figure (BLEU ≥ 45 on the test split, all references)."""
+    from transformer_lib import evaluate_pairs
+    from transformer_lib.data import read_pairs, split_pairs
+
+    pairs, _ = read_pairs(corpus_path)
+    result = evaluate_pairs(translator.model, translator.tokenizer, split_pairs(pairs)["test"])
+    assert result.bleu >= 45.0, f"test BLEU fell to {result.bleu:.2f}"
