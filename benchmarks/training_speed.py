@@ -105,6 +105,11 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=5, help="alternating rounds per model")
     p.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
     p.add_argument("--vocab", type=int, default=4000)
+    p.add_argument(
+        "--readable",
+        action="store_true",
+        help="also time the library's readable attention path (the one the book teaches)",
+    )
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
 
@@ -121,9 +126,15 @@ def main(argv=None):
     train_steps(theirs, warm, cfg.pad_id)
 
     rates = {"transformer_lib": [], "torch.nn.Transformer": []}
+    if args.readable:
+        rates["transformer_lib, readable"] = []
     for _ in range(args.rounds):
         rates["transformer_lib"].append(train_steps(ours, batches, cfg.pad_id))
         rates["torch.nn.Transformer"].append(train_steps(theirs, batches, cfg.pad_id))
+        if args.readable:
+            ours.set_fast_attention(False)  # softmax(QK^T/sqrt(d_k))V written out, with weights
+            rates["transformer_lib, readable"].append(train_steps(ours, batches, cfg.pad_id))
+            ours.set_fast_attention(True)
 
     print(
         f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
@@ -134,7 +145,7 @@ def main(argv=None):
     print(f"parameters: transformer_lib {n_ours:,}  torch.nn.Transformer {n_theirs:,}")
     for name, r in rates.items():
         print(
-            f"{name:22s} median {statistics.median(r):9,.0f} tokens/s  "
+            f"{name:26s} median {statistics.median(r):9,.0f} tokens/s  "
             f"(rounds: {', '.join(f'{x:,.0f}' for x in r)})"
         )
     ratios = [a / b for a, b in zip(rates["transformer_lib"], rates["torch.nn.Transformer"])]
