@@ -42,7 +42,7 @@ chromium:
 unit: venv
 	$(BIN)/python -m pytest -m "not browser"
 
-test: venv chromium book
+test: venv chromium book lint
 	$(BIN)/python -m pytest
 
 lint: venv
