@@ -101,3 +101,16 @@ def test_shipped_model_reaches_its_published_test_bleu(translator, corpus_path):
     pairs, _ = read_pairs(corpus_path)
     result = evaluate_pairs(translator.model, translator.tokenizer, split_pairs(pairs)["test"])
     assert result.bleu >= 45.0, f"test BLEU fell to {result.bleu:.2f}"
+
+
+def test_regular_install_carries_the_shipped_data():
+    """`pip install git+<repo>` (not editable) installs data/ into <prefix>/share."""
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    with open(root / "pyproject.toml", "rb") as f:
+        data_files = tomllib.load(f)["tool"]["setuptools"]["data-files"]
+    shipped = data_files["share/transformer-book"]
+    for name in ("model.pt", "tokenizer.json", "MODEL_CARD.md", "ATTRIBUTION.md"):
+        assert f"data/{name}" in shipped and (root / "data" / name).is_file()

@@ -20,6 +20,7 @@ import torch
 from torch import Tensor
 
 from .decoding import beam_search, encode_sources, greedy_decode, translate_texts
+from .tokenizer import shipped_data_dir
 from .training import MissingCheckpointError, load_model, tokenizer_from_checkpoint
 
 __all__ = [
@@ -31,7 +32,7 @@ __all__ = [
 ]
 
 #: The shipped weights, relative to the repository that holds this package.
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[1] / "data" / "model.pt"
+DEFAULT_CHECKPOINT = shipped_data_dir() / "model.pt"
 #: Environment variable naming another checkpoint for :func:`load_pretrained`.
 CHECKPOINT_ENV_VAR = "TRANSFORMER_BOOK_CHECKPOINT"
 

@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import string
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -56,8 +57,22 @@ __all__ = [
 SPECIAL_TOKENS = ("<pad>", "<unk>", "<bos>", "<eos>")
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 
+
 #: The tokenizer that ships with the book (trained by :func:`train_tokenizer_from_corpus`).
-DEFAULT_TOKENIZER_PATH = Path(__file__).resolve().parents[1] / "data" / "tokenizer.json"
+def shipped_data_dir() -> Path:
+    """Where the book's derived data (tokenizer, checkpoint) lives.
+
+    ``data/`` of a checkout (also with ``pip install -e .``); after a regular
+    ``pip install`` the copy installed in ``<prefix>/share/transformer-book``.
+    """
+    checkout = Path(__file__).resolve().parents[1] / "data"
+    installed = Path(sys.prefix) / "share" / "transformer-book"
+    if not (checkout / "tokenizer.json").is_file() and (installed / "tokenizer.json").is_file():
+        return installed
+    return checkout
+
+
+DEFAULT_TOKENIZER_PATH = shipped_data_dir() / "tokenizer.json"
 
 _SPACE_MARKER = "\u2581"  # "▁", shows where a space was
 # Always in the base alphabet, even if the training text lacks some of them, so that
