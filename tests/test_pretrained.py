@@ -105,9 +105,9 @@ def test_shipped_model_reaches_its_published_test_bleu(translator, corpus_path):
 
 def test_regular_install_carries_the_shipped_data():
     """`pip install git+<repo>` (not editable) installs data/ into <prefix>/share."""
-    import tomllib
     from pathlib import Path
 
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     root = Path(__file__).resolve().parents[1]
     with open(root / "pyproject.toml", "rb") as f:
         data_files = tomllib.load(f)["tool"]["setuptools"]["data-files"]
