@@ -319,15 +319,13 @@ def _symmetric_limit(data: np.ndarray) -> float:
     return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
 
 
-def _sinusoidal_pe(length: int, d_model: int, base: float = 10000.0) -> np.ndarray:
-    """The paper's sinusoids (§3.5), for figures that need a default input."""
-    pos = np.arange(length)[:, None]
-    i2 = np.arange(0, d_model, 2)[None, :]
-    angle = pos / base ** (i2 / d_model)
-    pe = np.zeros((length, d_model))
-    pe[:, 0::2] = np.sin(angle)
-    pe[:, 1::2] = np.cos(angle[:, : d_model // 2])
-    return pe
+def _sinusoidal_pe(length: int, d_model: int) -> np.ndarray:
+    """The library's sinusoidal table (§3.5), for figures that need a default input."""
+    import torch  # imported only when a figure needs the default table
+
+    from .positional import sinusoidal_positional_encoding
+
+    return sinusoidal_positional_encoding(length, d_model, dtype=torch.float64).numpy()
 
 
 # --- attention ------------------------------------------------------------------------------------
