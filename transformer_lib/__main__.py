@@ -263,7 +263,8 @@ def _cmd_translate(args: argparse.Namespace) -> int:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     import torch
 
-    from .evaluation import _jsonable, evaluate_pairs, read_pairs_file
+    from .data import read_pairs
+    from .evaluation import _jsonable, evaluate_pairs
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -273,7 +274,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         if not Path(args.pairs).is_file():
             print(f"error: no pairs file at {args.pairs}", file=sys.stderr)
             return 2
-        pairs, stats = read_pairs_file(args.pairs)
+        pairs, stats = read_pairs(args.pairs)
         skipped = stats.blank + stats.malformed
         print(
             f"read {stats.kept} pairs from {args.pairs} "

@@ -24,6 +24,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from .data import pad_sequences
+
 __all__ = [
     "Hypothesis",
     "beam_search",
@@ -268,11 +270,7 @@ def translate_texts(
     step = max(1, batch_size // max(1, beam_size)) if beam_size > 1 else batch_size
     for start in range(0, len(order), step):
         chunk = order[start : start + step]
-        longest = max(len(ids[i]) for i in chunk)
-        src = torch.full((len(chunk), longest), pad, dtype=torch.long)
-        for r, i in enumerate(chunk):
-            src[r, : len(ids[i])] = torch.tensor(ids[i])
-        src = src.to(device)
+        src = pad_sequences([torch.tensor(ids[i]) for i in chunk], pad).to(device)  # (B, S)
         if beam_size == 1:
             hyp = greedy_decode(model, src)
         else:

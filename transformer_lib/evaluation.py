@@ -14,21 +14,18 @@ would instead count as a real, empty reference and lower the score).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import sacrebleu
 
-from .data import ReadStats, group_references, read_pairs
+from .data import group_references
 
 __all__ = [
     "EvaluationResult",
     "corpus_scores",
     "evaluate_pairs",
-    "read_pairs_file",
     "reference_streams",
 ]
 
@@ -142,14 +139,6 @@ def evaluate_pairs(
         bleu_detail=str(bleu),
         signatures=sigs,
     )
-
-
-def read_pairs_file(path: str | os.PathLike) -> tuple[list[tuple[str, str]], ReadStats]:
-    """Read any ``English<TAB>German`` file; blank and malformed lines are skipped and counted.
-
-    Returns ``(pairs, stats)`` as :func:`~transformer_lib.data.read_pairs`.
-    """
-    return read_pairs(Path(path))
 
 
 def _jsonable(result: EvaluationResult) -> dict[str, Any]:
