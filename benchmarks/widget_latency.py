@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
-    from transformer_lib.pretrained import load_pretrained
+    from transformer_lib.pipeline.pretrained import load_pretrained
     from transformer_lib.widgets import (
         attention_explorer,
         head_ablation_explorer,

@@ -16,7 +16,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="session")
 def corpus_path() -> Path:
     """The real English-German corpus (never downloaded by tests); skips if there is none."""
-    from transformer_lib.data import CorpusNotFoundError, find_corpus
+    from transformer_lib.pipeline.corpus import CorpusNotFoundError, find_corpus
 
     try:
         return find_corpus(download=False)
@@ -27,11 +27,11 @@ def corpus_path() -> Path:
 @pytest.fixture(scope="session")
 def tokenizer():
     """The tokenizer that ships in data/tokenizer.json."""
-    from transformer_lib.tokenizer import DEFAULT_TOKENIZER_PATH, Tokenizer
+    from transformer_lib.pipeline.tokenizer import DEFAULT_TOKENIZER_PATH, Tokenizer
 
     if not DEFAULT_TOKENIZER_PATH.is_file():
         pytest.fail(
             "data/tokenizer.json is missing; recreate it with "
-            "`python -m transformer_lib.tokenizer`."
+            "`python -m transformer_lib.pipeline.tokenizer`."
         )
     return Tokenizer.load(DEFAULT_TOKENIZER_PATH)

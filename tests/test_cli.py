@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from transformer_lib.__main__ import main
-from transformer_lib.pretrained import DEFAULT_CHECKPOINT
-from transformer_lib.training import load_checkpoint
+from transformer_lib.pipeline.checkpoints import load_checkpoint
+from transformer_lib.pipeline.pretrained import DEFAULT_CHECKPOINT
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

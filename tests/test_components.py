@@ -17,8 +17,11 @@ from transformer_lib import (
     scaled_dot_product_attention,
     sinusoidal_positional_encoding,
 )
-from transformer_lib.positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
-from transformer_lib.reference import copy_attention, to_torch_mask, torch_attention_from
+from transformer_lib.components.positional import (
+    LearnedPositionalEncoding,
+    SinusoidalPositionalEncoding,
+)
+from transformer_lib.components.reference import copy_attention, to_torch_mask, torch_attention_from
 
 torch.set_num_threads(1)
 

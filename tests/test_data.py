@@ -14,22 +14,24 @@ from pathlib import Path
 import pytest
 import torch
 
-from transformer_lib import data
-from transformer_lib.data import (
+from transformer_lib.pipeline import corpus as data
+from transformer_lib.pipeline.batching import (
+    TranslationDataset,
+    batch_indices,
+    collate,
+    pad_sequences,
+    token_batches,
+)
+from transformer_lib.pipeline.corpus import (
     CACHE_DIR_ENV_VAR,
     CORPUS_ENV_VAR,
     CORPUS_URL_ENV_VAR,
     CorpusNotFoundError,
     ReadStats,
-    TranslationDataset,
-    batch_indices,
-    collate,
     find_corpus,
     group_references,
-    pad_sequences,
     read_pairs,
     split_pairs,
-    token_batches,
 )
 
 SHARED_RELATIVE = Path("shared") / "data" / "tatoeba-deu-eng" / "deu.txt"

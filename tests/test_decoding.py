@@ -9,14 +9,14 @@ import torch
 from torch import nn
 
 from transformer_lib import Transformer, TransformerConfig
-from transformer_lib.decoding import (
+from transformer_lib.components.layers import KVCache
+from transformer_lib.pipeline.decoding import (
     beam_search,
     greedy_decode,
     length_penalty,
     max_output_length,
     score_sequences,
 )
-from transformer_lib.layers import KVCache
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 

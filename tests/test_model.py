@@ -12,7 +12,7 @@ from transformer_lib import (
     paper_parameter_counts,
     scaled_dot_product_attention,
 )
-from transformer_lib.reference import torch_reference_logits, torch_transformer_from
+from transformer_lib.components.reference import torch_reference_logits, torch_transformer_from
 
 torch.set_num_threads(1)
 V = 50

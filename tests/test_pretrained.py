@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from transformer_lib import load_pretrained
-from transformer_lib.pretrained import DEFAULT_CHECKPOINT, Translation, Translator
-from transformer_lib.training import CheckpointError, MissingCheckpointError
+from transformer_lib.pipeline.checkpoints import CheckpointError, MissingCheckpointError
+from transformer_lib.pipeline.pretrained import DEFAULT_CHECKPOINT, Translation, Translator
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +26,7 @@ def test_shipped_checkpoint_is_small_and_safe_to_load(tokenizer):
     assert "optimizer" not in ckpt
     assert ckpt["state"]["step"] > 0 and ckpt["state"]["log"]
     # The embedded vocabulary is the one in data/tokenizer.json.
-    from transformer_lib.training import tokenizer_from_checkpoint
+    from transformer_lib.pipeline.checkpoints import tokenizer_from_checkpoint
 
     embedded = tokenizer_from_checkpoint(ckpt)
     for s in ("Tom is lazy.", "Ich weiß es nicht.", "Grüß Gott!"):
@@ -96,7 +96,7 @@ def test_corrupted_checkpoint_message(tmp_path):
 def test_shipped_model_reaches_its_published_test_bleu(translator, corpus_path):
     """The model card's greedy figure (BLEU ≥ 45 on the test split, all references)."""
     from transformer_lib import evaluate_pairs
-    from transformer_lib.data import read_pairs, split_pairs
+    from transformer_lib.pipeline.corpus import read_pairs, split_pairs
 
     pairs, _ = read_pairs(corpus_path)
     result = evaluate_pairs(translator.model, translator.tokenizer, split_pairs(pairs)["test"])

@@ -1,4 +1,4 @@
-"""Tests for transformer_lib.tokenizer: round trips, <unk>, special ids, files."""
+"""Tests for transformer_lib.pipeline.tokenizer: round trips, <unk>, special ids, files."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 import tokenizers
 import torch
 
-from transformer_lib.data import read_pairs, split_pairs
-from transformer_lib.tokenizer import (
+from transformer_lib.pipeline.corpus import read_pairs, split_pairs
+from transformer_lib.pipeline.tokenizer import (
     DEFAULT_TOKENIZER_PATH,
     SPECIAL_TOKENS,
     Tokenizer,

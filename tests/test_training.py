@@ -10,24 +10,24 @@ import torch
 import torch.nn.functional as F
 
 from transformer_lib import Transformer, TransformerConfig
-from transformer_lib.data import TranslationDataset
-from transformer_lib.decoding import greedy_decode
-from transformer_lib.training import (
+from transformer_lib.pipeline.batching import TranslationDataset
+from transformer_lib.pipeline.checkpoints import (
     CheckpointError,
-    LabelSmoothingLoss,
     MissingCheckpointError,
-    NoamSchedule,
-    Trainer,
-    TrainingConfig,
     load_checkpoint,
     load_model,
-    make_optimizer,
-    noam_lr,
     save_checkpoint,
-    select_device,
-    smoothed_targets,
     tokenizer_from_checkpoint,
 )
+from transformer_lib.pipeline.decoding import greedy_decode
+from transformer_lib.pipeline.objectives import (
+    LabelSmoothingLoss,
+    NoamSchedule,
+    make_optimizer,
+    noam_lr,
+    smoothed_targets,
+)
+from transformer_lib.pipeline.training import Trainer, TrainingConfig, select_device
 
 PAIRS = [
     ("Tom is lazy.", "Tom ist faul."),

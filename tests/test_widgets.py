@@ -27,14 +27,14 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture(scope="module")
 def translator():
     """The shipped translator; before it exists, a tiny random model with the shipped tokenizer."""
-    from transformer_lib.pretrained import Translator, load_pretrained
-    from transformer_lib.training import MissingCheckpointError
+    from transformer_lib.pipeline.checkpoints import MissingCheckpointError
+    from transformer_lib.pipeline.pretrained import Translator, load_pretrained
 
     try:
         return load_pretrained()
     except MissingCheckpointError:
         from transformer_lib import Transformer, TransformerConfig
-        from transformer_lib.tokenizer import Tokenizer
+        from transformer_lib.pipeline.tokenizer import Tokenizer
 
         tok = Tokenizer.load()
         torch.manual_seed(0)

@@ -1,10 +1,14 @@
 """transformer_lib — the Transformer of "Attention Is All You Need", one module per idea.
 
-The modules follow the book's order: tokens and embeddings (``embedding``), scaled
-dot-product attention (``attention``), multi-head attention (``multihead``), positional
-encoding (``positional``), masks (``masks``), feed-forward and residual sub-layers
-(``feedforward``), layers and stacks (``layers``), the model (``model``), then data,
-training, decoding and evaluation.
+Three layers, each importing only from the ones before it:
+
+* ``transformer_lib.components`` — the paper's parts, one module each in the book's
+  order (embedding, attention, multihead, positional, masks, feedforward, layers, model).
+  They import only torch and each other.
+* ``transformer_lib.pipeline`` — corpus, tokenizer, batching, objectives, training,
+  checkpoints, decoding, evaluation, the shipped model and the command line.
+* ``transformer_lib.views`` — the book's figures and explorers (matplotlib, ipywidgets,
+  bertviz). Never imported by the two layers above, and not by ``import transformer_lib``.
 
 Shape legend used in every docstring and comment:
     B batch, S source length, T target length, L any length, H heads,
@@ -13,28 +17,40 @@ Shape legend used in every docstring and comment:
 Masks are boolean, **True = may attend**, and broadcast to ``(B, H, Tq, Tk)``.
 """
 
-from .attention import scaled_dot_product_attention
-from .config import TransformerConfig
-from .decoding import beam_search, greedy_decode
-from .embedding import TokenEmbedding
-from .evaluation import evaluate_pairs
-from .feedforward import PositionwiseFeedForward, SublayerConnection
-from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, KVCache
-from .masks import causal_mask, combine_masks, decoder_mask, padding_mask
-from .model import Transformer, count_parameters, paper_parameter_counts
-from .multihead import MultiHeadAttention
-from .positional import (
+from .components import (
+    Decoder,
+    DecoderLayer,
+    Encoder,
+    EncoderLayer,
+    KVCache,
     LearnedPositionalEncoding,
+    MultiHeadAttention,
+    PositionwiseFeedForward,
     SinusoidalPositionalEncoding,
+    SublayerConnection,
+    TokenEmbedding,
+    Transformer,
+    TransformerConfig,
+    causal_mask,
+    combine_masks,
+    count_parameters,
+    decoder_mask,
+    padding_mask,
+    paper_parameter_counts,
+    scaled_dot_product_attention,
     sinusoidal_positional_encoding,
 )
-from .pretrained import Translator, load_pretrained
-from .training import (
+from .pipeline import (
     CheckpointError,
     LabelSmoothingLoss,
     NoamSchedule,
     Trainer,
     TrainingConfig,
+    Translator,
+    beam_search,
+    evaluate_pairs,
+    greedy_decode,
+    load_pretrained,
     noam_lr,
     train,
 )

@@ -323,7 +323,7 @@ def _sinusoidal_pe(length: int, d_model: int) -> np.ndarray:
     """The library's sinusoidal table (§3.5), for figures that need a default input."""
     import torch  # imported only when a figure needs the default table
 
-    from .positional import sinusoidal_positional_encoding
+    from .components.positional import sinusoidal_positional_encoding
 
     return sinusoidal_positional_encoding(length, d_model, dtype=torch.float64).numpy()
 

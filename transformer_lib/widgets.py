@@ -730,7 +730,7 @@ _PE_FRACTIONS = (
 def _pe_figure(d_model: int, length: int, pair: int):
     from matplotlib.patheffects import Normal, Stroke
 
-    from .positional import sinusoidal_positional_encoding
+    from .components.positional import sinusoidal_positional_encoding
     from .visualize import plot_positional_encoding, plot_sinusoids
 
     pe = sinusoidal_positional_encoding(length, d_model).numpy()
@@ -862,7 +862,7 @@ _LR_WARMUPS = (100, 200, 400, 1000, 2000, 4000, 8000)
 
 
 def _noam(step: int, d_model: int, warmup: int, factor: float) -> float:
-    from .training import noam_lr
+    from .pipeline.objectives import noam_lr
 
     return noam_lr(step, d_model, warmup, factor)
 
@@ -999,8 +999,8 @@ MASK_BATCH = (
 def _mask_figure(batch: Sequence[Sequence[str]], padding: bool, causal: bool, row: int):
     import torch
 
-    from .attention import scaled_dot_product_attention
-    from .masks import causal_mask, combine_masks, padding_mask
+    from .components.attention import scaled_dot_product_attention
+    from .components.masks import causal_mask, combine_masks, padding_mask
     from .visualize import plot_attention, plot_mask
 
     vocab = {"<pad>": 0}
@@ -1090,14 +1090,14 @@ def mask_explorer(batch: Sequence[Sequence[str]] = MASK_BATCH, *, static: bool |
 # =========================================================================== the model
 @functools.lru_cache(maxsize=1)
 def _shipped_translator():
-    from .pretrained import load_pretrained
+    from .pipeline.pretrained import load_pretrained
 
     return load_pretrained()
 
 
 def _as_translator(translator):
     """A :class:`~transformer_lib.pretrained.Translator`: the shipped one by default."""
-    from .pretrained import Translator
+    from .pipeline.pretrained import Translator
 
     if translator is None:
         return _shipped_translator()

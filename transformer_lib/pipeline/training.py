@@ -1,23 +1,16 @@
-"""Training the Transformer (§5): label smoothing, the warm-up schedule, the loop, checkpoints.
+"""Training the Transformer (§5): the loop.
 
-Taught in chapter 9. The pieces, in the order the chapter introduces them:
+Taught in chapter 9, after the objective and schedule (:mod:`.objectives`):
 
-* :class:`LabelSmoothingLoss` and :func:`smoothed_targets` — the regulariser of §5.4
-  ("we employed label smoothing of value ε_ls = 0.1").
-* :func:`noam_lr` and :class:`NoamSchedule` — the learning-rate formula of §5.3 (Eq. 3),
-  used with Adam(β1 = 0.9, β2 = 0.98, ε = 1e-9), see :func:`make_optimizer`.
 * :class:`TrainingConfig` and :class:`Trainer` (or the one-call :func:`train`) — the loop:
   token-budget batches, teacher forcing, gradient clipping, a time budget, a log a chapter
   can plot, periodic validation, checkpoints that resume exactly.
-* :func:`save_checkpoint` / :func:`load_checkpoint` / :func:`load_model` — files that load
-  with ``torch.load(weights_only=True)`` and carry the model config and the tokenizer.
 
 Shapes: B batch, S source length, T target length, V vocabulary size, N = B·T tokens.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -30,372 +23,23 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor, nn
-from torch.optim.lr_scheduler import LambdaLR
+from torch import nn
 
-from .config import TransformerConfig
-from .model import Transformer, count_parameters
+from ..components.model import Transformer
+from .batching import batch_indices, collate
+from .checkpoints import CheckpointError, load_checkpoint, save_checkpoint
+from .objectives import LabelSmoothingLoss, NoamSchedule, make_optimizer
 
 __all__ = [
-    "CHECKPOINT_FORMAT",
-    "CheckpointError",
-    "LabelSmoothingLoss",
-    "MissingCheckpointError",
-    "NoamSchedule",
     "Trainer",
     "TrainingConfig",
     "evaluate_loss",
-    "load_checkpoint",
-    "load_model",
-    "make_optimizer",
-    "noam_lr",
-    "save_checkpoint",
+    "read_log",
+    "seed_everything",
     "select_device",
-    "smoothed_targets",
+    "split_log",
     "train",
 ]
-
-# ======================================================================================
-# Label smoothing (§5.4)
-# ======================================================================================
-
-
-def smoothed_targets(
-    target: Tensor, vocab_size: int, smoothing: float = 0.1, pad_id: int | None = 0
-) -> Tensor:
-    """The label-smoothed target distribution q for each target token (§5.4).
-
-    Every token of the vocabulary gets ``ε / V``; the true token gets ``1 − ε`` on top, so
-    it ends at ``1 − ε + ε / V``. This is exactly the distribution that
-    ``F.cross_entropy(..., label_smoothing=ε)`` uses. The padding token is treated like any
-    other column (it gets ``ε / V`` as well); rows whose *target* is padding are not
-    predictions at all, so their distribution is all zeros and they add nothing to the loss.
-
-    (The Annotated Transformer instead gives the pad column 0 and spreads ε over the
-    other ``V − 2`` wrong tokens. The difference is a per-token constant of order
-    ``ε / V`` in the target distribution and does not matter for training.)
-
-    Args:
-        target: Token ids, any shape ``(...)``.
-        vocab_size: V.
-        smoothing: ε, the probability mass taken from the true token.
-        pad_id: Rows with this target get an all-zero distribution; ``None`` = no padding.
-
-    Returns:
-        ``(..., V)`` float tensor; each non-padding row sums to 1.
-
-    Example:
-        >>> smoothed_targets(torch.tensor([2]), vocab_size=4, smoothing=0.4)
-        tensor([[0.1000, 0.1000, 0.7000, 0.1000]])
-    """
-    if not 0.0 <= smoothing < 1.0:
-        raise ValueError(f"smoothing must be in [0, 1), got {smoothing}")
-    q = torch.full((*target.shape, vocab_size), smoothing / vocab_size)  # (..., V)
-    q = q.to(target.device)
-    q.scatter_(-1, target.unsqueeze(-1), 1.0 - smoothing + smoothing / vocab_size)
-    if pad_id is not None:
-        q.masked_fill_((target == pad_id).unsqueeze(-1), 0.0)
-    return q
-
-
-def _target_entropy(vocab_size: int, smoothing: float) -> float:
-    """H(q) of the smoothed distribution: the constant gap between cross-entropy and KL."""
-    hi, lo = 1.0 - smoothing + smoothing / vocab_size, smoothing / vocab_size
-    return -(hi * math.log(hi)) - ((vocab_size - 1) * lo * math.log(lo) if lo > 0 else 0.0)
-
-
-class LabelSmoothingLoss(nn.Module):
-    """KL divergence between the smoothed targets and the model's distribution (§5.4).
-
-    ``loss = mean over non-pad target tokens of KL(q ‖ p)``, with q from
-    :func:`smoothed_targets` and ``p = softmax(logits)``. KL is 0 exactly when the model
-    predicts q, so a model that has learned everything reaches 0; the cross-entropy
-    ``H(q, p) = KL(q ‖ p) + H(q)`` instead bottoms out at the entropy ``H(q)`` of the
-    target (≈ 1.29 nats for ε = 0.1 and V = 4000). The two differ by that constant only,
-    so their gradients are identical:
-
-        LabelSmoothingLoss(V, 0.1, pad)(logits, y)
-            == F.cross_entropy(logits, y, label_smoothing=0.1, ignore_index=pad) - H(q)
-
-    Args:
-        vocab_size: V.
-        smoothing: ε (the paper: 0.1). ``0`` gives the ordinary negative log-likelihood.
-        pad_id: Target id ignored by the loss (not a prediction); ``None`` = no padding.
-        fast: Compute the same number through ``F.cross_entropy`` (no ``(N, V)`` target
-            tensor is built; what training uses). ``False`` builds q and calls ``F.kl_div``,
-            the readable version the chapter shows.
-
-    Shape:
-        ``logits (..., V)``, ``target (...)`` → scalar (mean over non-pad targets).
-    """
-
-    def __init__(
-        self, vocab_size: int, smoothing: float = 0.1, pad_id: int | None = 0, fast: bool = True
-    ):
-        super().__init__()
-        if not 0.0 <= smoothing < 1.0:
-            raise ValueError(f"smoothing must be in [0, 1), got {smoothing}")
-        self.vocab_size, self.smoothing, self.pad_id, self.fast = (
-            vocab_size,
-            smoothing,
-            pad_id,
-            fast,
-        )
-        self.target_entropy = _target_entropy(vocab_size, smoothing)
-
-    def forward(self, logits: Tensor, target: Tensor) -> Tensor:
-        if logits.shape[:-1] != target.shape or logits.size(-1) != self.vocab_size:
-            raise ValueError(
-                f"logits {tuple(logits.shape)} must be target {tuple(target.shape)} plus a "
-                f"last dimension of vocab_size={self.vocab_size}"
-            )
-        logits = logits.reshape(-1, self.vocab_size)  # (N, V)
-        target = target.reshape(-1)  # (N,)
-        if self.fast:
-            ce = F.cross_entropy(
-                logits.float(),
-                target,
-                label_smoothing=self.smoothing,
-                ignore_index=-100 if self.pad_id is None else self.pad_id,
-            )
-            return ce - self.target_entropy
-        q = smoothed_targets(target, self.vocab_size, self.smoothing, self.pad_id)  # (N, V)
-        log_p = F.log_softmax(logits.float(), dim=-1)  # (N, V)
-        kl = F.kl_div(log_p, q, reduction="none").sum(-1)  # (N,); 0·log 0 counts as 0
-        n = target.numel() if self.pad_id is None else (target != self.pad_id).sum()
-        return kl.sum() / n
-
-
-# ======================================================================================
-# Optimiser and learning-rate schedule (§5.3)
-# ======================================================================================
-
-
-def noam_lr(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
-    """The learning rate of §5.3, Eq. 3, for optimiser step ``step`` (counted from 1).
-
-        lrate = factor · d_model^−0.5 · min(step^−0.5, step · warmup^−1.5)
-
-    It rises linearly for ``warmup`` steps, peaks at ``factor · (d_model · warmup)^−0.5``
-    when ``step == warmup``, then decays as ``step^−0.5``. The paper uses ``factor = 1``,
-    ``warmup = 4000``. ``step < 1`` is treated as 1.
-    """
-    if warmup < 1:
-        raise ValueError(f"warmup must be >= 1, got {warmup}")
-    step = max(int(step), 1)
-    return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
-
-
-class NoamSchedule(LambdaLR):
-    """:func:`noam_lr` as a ``torch.optim.lr_scheduler.LambdaLR``.
-
-    Give the optimiser ``lr=1.0`` (as :func:`make_optimizer` does): LambdaLR multiplies the
-    base rate by ``noam_lr(n, ...)``, so the ``n``-th call of ``optimizer.step()`` (counted
-    from 1) uses exactly ``noam_lr(n, d_model, warmup, factor)``. Call ``schedule.step()``
-    after each ``optimizer.step()``.
-    """
-
-    def __init__(self, optimizer, d_model: int, warmup: int, factor: float = 1.0):
-        self.d_model, self.warmup, self.factor = d_model, warmup, factor
-        super().__init__(optimizer, lambda i: noam_lr(i + 1, d_model, warmup, factor))
-
-
-def make_optimizer(model: nn.Module) -> torch.optim.Adam:
-    """Adam with the paper's β1 = 0.9, β2 = 0.98, ε = 1e-9 and base lr 1 (for NoamSchedule)."""
-    return torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-
-
-# ======================================================================================
-# Checkpoints
-# ======================================================================================
-
-CHECKPOINT_FORMAT = "transformer_lib.checkpoint"
-CHECKPOINT_VERSION = 1
-
-
-class CheckpointError(ValueError):
-    """A checkpoint file cannot be used: corrupt, truncated, or not written by this library.
-
-    The message names the file and says how to get a good one.
-    """
-
-
-class MissingCheckpointError(CheckpointError, FileNotFoundError):
-    """There is no checkpoint file where one was expected."""
-
-
-_FIX_HINT = (
-    "Train a model with `python -m transformer_lib train --out runs/NAME` and point at "
-    "runs/NAME/checkpoint.pt, or restore the shipped data/model.pt from the repository "
-    "(git checkout -- data/model.pt)."
-)
-
-
-def _sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def tokenizer_record(tokenizer: Any, path: str | os.PathLike | None = None) -> dict[str, str]:
-    """What a checkpoint stores about its tokenizer: name, sha256 and the full JSON text.
-
-    Embedding the JSON (≈270 KB) makes a checkpoint self-contained: the weights only make
-    sense with the exact vocabulary they were trained with.
-    """
-    text = tokenizer.backend.to_str(pretty=False)
-    name = Path(path).name if path is not None else "tokenizer.json"
-    return {"name": name, "sha256": _sha256_text(text), "json": text}
-
-
-def save_checkpoint(
-    path: str | os.PathLike,
-    model: Transformer,
-    *,
-    tokenizer: Any | None = None,
-    tokenizer_path: str | os.PathLike | None = None,
-    optimizer: torch.optim.Optimizer | None = None,
-    scheduler: LambdaLR | None = None,
-    state: dict[str, Any] | None = None,
-    weights_only: bool = False,
-) -> Path:
-    """Write a checkpoint (atomically: a temporary file, then a rename).
-
-    Only tensors, dicts, lists, numbers and strings are stored, so the file loads with
-    ``torch.load(path, weights_only=True)``.
-
-    Args:
-        path: Destination file, conventionally ``*.pt``.
-        model: The model; its config is stored as a dict.
-        tokenizer: The :class:`~transformer_lib.tokenizer.Tokenizer` it was trained with
-            (stored as name + sha256 + JSON text).
-        tokenizer_path: Where the tokenizer came from (only its file name is recorded).
-        optimizer, scheduler: Stored unless ``weights_only`` (needed to resume training).
-        state: Training progress (step, epoch, elapsed time, RNG state, the training
-            config, ...): any JSON-like dict.
-        weights_only: Store fp32 weights, config, tokenizer and ``state`` only — the small
-            file that ships with the book.
-
-    Returns:
-        The path written.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    weights = {k: v.detach().to("cpu", torch.float32) for k, v in model.state_dict().items()}
-    ckpt: dict[str, Any] = {
-        "format": CHECKPOINT_FORMAT,
-        "version": CHECKPOINT_VERSION,
-        "config": model.config.to_dict(),
-        "model": weights,
-        "n_parameters": count_parameters(model),
-        "torch_version": str(torch.__version__),
-        "state": dict(state or {}),
-    }
-    if tokenizer is not None:
-        ckpt["tokenizer"] = tokenizer_record(tokenizer, tokenizer_path)
-    if not weights_only:
-        if optimizer is not None:
-            ckpt["optimizer"] = optimizer.state_dict()
-        if scheduler is not None:
-            ckpt["scheduler"] = scheduler.state_dict()
-    elif "rng" in ckpt["state"]:
-        del ckpt["state"]["rng"]
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        torch.save(ckpt, tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
-
-
-def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict:
-    """Read and validate a checkpoint written by :func:`save_checkpoint`.
-
-    Loads with ``torch.load(weights_only=True)``: nothing in the file can run code.
-
-    Raises:
-        MissingCheckpointError: There is no file at ``path``.
-        CheckpointError: The file is truncated/corrupt, is not a torch file, or is a torch
-            file of something else (e.g. a bare state dict). The message names the file.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise MissingCheckpointError(f"No checkpoint file at {path}. {_FIX_HINT}")
-    try:
-        ckpt = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as exc:  # zip errors, unpickling errors, EOF: all mean "bad file"
-        raise CheckpointError(
-            f"{path} is not a readable PyTorch checkpoint ({type(exc).__name__}: "
-            f"{str(exc).splitlines()[0] if str(exc) else 'no details'}). The file may be "
-            f"truncated (an interrupted copy or download) or not a checkpoint at all. "
-            f"{_FIX_HINT}"
-        ) from exc
-    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-        what = (
-            f"a dict with keys {sorted(map(str, ckpt))[:6]}"
-            if isinstance(ckpt, dict)
-            else type(ckpt).__name__
-        )
-        raise CheckpointError(
-            f"{path} is a PyTorch file but not a transformer_lib checkpoint (it holds {what}; "
-            f"expected format={CHECKPOINT_FORMAT!r}). {_FIX_HINT}"
-        )
-    if ckpt.get("version") != CHECKPOINT_VERSION:
-        raise CheckpointError(
-            f"{path} has checkpoint version {ckpt.get('version')!r}; this transformer_lib "
-            f"reads version {CHECKPOINT_VERSION}. Retrain, or use the matching library version."
-        )
-    missing = [k for k in ("config", "model") if not isinstance(ckpt.get(k), dict)]
-    if missing:
-        raise CheckpointError(f"{path} lacks {missing}; it is incomplete. {_FIX_HINT}")
-    return ckpt
-
-
-def load_model(
-    path: str | os.PathLike, device: str | torch.device = "cpu"
-) -> tuple[Transformer, dict]:
-    """Build a fresh model from a checkpoint's config and load its weights strictly.
-
-    Nothing is half-loaded: a new :class:`Transformer` is built and filled with
-    ``load_state_dict(strict=True)``; only if that succeeds is it returned.
-
-    Returns:
-        ``(model in eval mode on device, checkpoint dict)``.
-
-    Raises:
-        MissingCheckpointError, CheckpointError: see :func:`load_checkpoint`; also when
-            the config or weights do not fit together.
-    """
-    ckpt = load_checkpoint(path)
-    try:
-        config = TransformerConfig.from_dict(ckpt["config"])
-        model = Transformer(config)
-        model.load_state_dict(ckpt["model"], strict=True)
-    except (ValueError, TypeError, KeyError, RuntimeError) as exc:
-        raise CheckpointError(
-            f"{path} holds weights that do not fit its model config ({exc}). {_FIX_HINT}"
-        ) from exc
-    return model.to(device).eval(), ckpt
-
-
-def tokenizer_from_checkpoint(ckpt: dict, path: str | os.PathLike = "checkpoint"):
-    """The :class:`~transformer_lib.tokenizer.Tokenizer` embedded in a checkpoint."""
-    import tokenizers
-
-    from .tokenizer import Tokenizer
-
-    rec = ckpt.get("tokenizer")
-    if not isinstance(rec, dict) or "json" not in rec:
-        raise CheckpointError(
-            f"{path} has no embedded tokenizer; load data/tokenizer.json with Tokenizer.load()."
-        )
-    if _sha256_text(rec["json"]) != rec.get("sha256"):
-        raise CheckpointError(f"{path}: the embedded tokenizer fails its sha256 check. {_FIX_HINT}")
-    return Tokenizer(tokenizers.Tokenizer.from_str(rec["json"]))
-
-
-# ======================================================================================
-# The training loop
-# ======================================================================================
 
 
 def select_device(device: str | torch.device | None = "auto") -> torch.device:
@@ -451,8 +95,6 @@ def evaluate_loss(
         ``{"val_loss": label-smoothed KL (the training objective), "val_nll": plain
         cross-entropy per token (nats), "val_ppl": exp(val_nll)}``.
     """
-    from .data import batch_indices, collate
-
     device = next(model.parameters()).device if device is None else torch.device(device)
     was_training = model.training
     model.eval()
@@ -635,8 +277,6 @@ class Trainer:
 
     # ---- the loop ------------------------------------------------------------------
     def _epoch_batches(self) -> list[list[int]]:
-        from .data import batch_indices
-
         # A different, reproducible order every epoch.
         return batch_indices(
             self.train_set.lengths, self.config.max_tokens, shuffle=True,
@@ -665,8 +305,6 @@ class Trainer:
         Returns:
             The log (also in :attr:`log`, and in ``out_dir/training_log.json``).
         """
-        from .data import collate
-
         cfg = self.config
         if cfg.max_steps is None and cfg.minutes is None:
             raise ValueError("Give max_steps or minutes (or both), or training never stops.")

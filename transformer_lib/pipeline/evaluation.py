@@ -20,7 +20,7 @@ from typing import Any
 
 import sacrebleu
 
-from .data import group_references
+from .corpus import group_references
 
 __all__ = [
     "EvaluationResult",

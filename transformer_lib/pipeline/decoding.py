@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .data import pad_sequences
+from .batching import pad_sequences
 
 __all__ = [
     "Hypothesis",

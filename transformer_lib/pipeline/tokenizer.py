@@ -65,7 +65,7 @@ def shipped_data_dir() -> Path:
     ``data/`` of a checkout (also with ``pip install -e .``); after a regular
     ``pip install`` the copy installed in ``<prefix>/share/transformer-book``.
     """
-    checkout = Path(__file__).resolve().parents[1] / "data"
+    checkout = Path(__file__).resolve().parents[2] / "data"
     installed = Path(sys.prefix) / "share" / "transformer-book"
     if not (checkout / "tokenizer.json").is_file() and (installed / "tokenizer.json").is_file():
         return installed
@@ -378,7 +378,7 @@ def train_tokenizer_from_corpus(
     Returns:
         The trained tokenizer.
     """
-    from .data import find_corpus, read_pairs, split_pairs
+    from .corpus import find_corpus, read_pairs, split_pairs
 
     corpus = find_corpus(corpus_path)
     pairs, _ = read_pairs(corpus)

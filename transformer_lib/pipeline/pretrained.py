@@ -19,9 +19,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from .checkpoints import MissingCheckpointError, load_model, tokenizer_from_checkpoint
 from .decoding import beam_search, encode_sources, greedy_decode, translate_texts
 from .tokenizer import shipped_data_dir
-from .training import MissingCheckpointError, load_model, tokenizer_from_checkpoint
 
 __all__ = [
     "CHECKPOINT_ENV_VAR",

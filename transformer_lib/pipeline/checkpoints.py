@@ -1,0 +1,223 @@
+"""Checkpoint files: save, load, check, and rebuild a model and its tokenizer from one.
+
+Files load with ``torch.load(weights_only=True)`` and carry the model config and the
+tokenizer, so one file is enough to translate. Used by the trainer (chapter 9) and by
+:func:`~transformer_lib.pipeline.pretrained.load_pretrained`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.optim.lr_scheduler import LambdaLR
+
+from ..components.config import TransformerConfig
+from ..components.model import Transformer, count_parameters
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "CheckpointError",
+    "MissingCheckpointError",
+    "load_checkpoint",
+    "load_model",
+    "save_checkpoint",
+    "tokenizer_from_checkpoint",
+    "tokenizer_record",
+]
+
+
+# ======================================================================================
+# Checkpoints
+# ======================================================================================
+
+CHECKPOINT_FORMAT = "transformer_lib.checkpoint"
+CHECKPOINT_VERSION = 1
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file cannot be used: corrupt, truncated, or not written by this library.
+
+    The message names the file and says how to get a good one.
+    """
+
+
+class MissingCheckpointError(CheckpointError, FileNotFoundError):
+    """There is no checkpoint file where one was expected."""
+
+
+_FIX_HINT = (
+    "Train a model with `python -m transformer_lib train --out runs/NAME` and point at "
+    "runs/NAME/checkpoint.pt, or restore the shipped data/model.pt from the repository "
+    "(git checkout -- data/model.pt)."
+)
+
+
+def _sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def tokenizer_record(tokenizer: Any, path: str | os.PathLike | None = None) -> dict[str, str]:
+    """What a checkpoint stores about its tokenizer: name, sha256 and the full JSON text.
+
+    Embedding the JSON (≈270 KB) makes a checkpoint self-contained: the weights only make
+    sense with the exact vocabulary they were trained with.
+    """
+    text = tokenizer.backend.to_str(pretty=False)
+    name = Path(path).name if path is not None else "tokenizer.json"
+    return {"name": name, "sha256": _sha256_text(text), "json": text}
+
+
+def save_checkpoint(
+    path: str | os.PathLike,
+    model: Transformer,
+    *,
+    tokenizer: Any | None = None,
+    tokenizer_path: str | os.PathLike | None = None,
+    optimizer: torch.optim.Optimizer | None = None,
+    scheduler: LambdaLR | None = None,
+    state: dict[str, Any] | None = None,
+    weights_only: bool = False,
+) -> Path:
+    """Write a checkpoint (atomically: a temporary file, then a rename).
+
+    Only tensors, dicts, lists, numbers and strings are stored, so the file loads with
+    ``torch.load(path, weights_only=True)``.
+
+    Args:
+        path: Destination file, conventionally ``*.pt``.
+        model: The model; its config is stored as a dict.
+        tokenizer: The :class:`~transformer_lib.tokenizer.Tokenizer` it was trained with
+            (stored as name + sha256 + JSON text).
+        tokenizer_path: Where the tokenizer came from (only its file name is recorded).
+        optimizer, scheduler: Stored unless ``weights_only`` (needed to resume training).
+        state: Training progress (step, epoch, elapsed time, RNG state, the training
+            config, ...): any JSON-like dict.
+        weights_only: Store fp32 weights, config, tokenizer and ``state`` only — the small
+            file that ships with the book.
+
+    Returns:
+        The path written.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    weights = {k: v.detach().to("cpu", torch.float32) for k, v in model.state_dict().items()}
+    ckpt: dict[str, Any] = {
+        "format": CHECKPOINT_FORMAT,
+        "version": CHECKPOINT_VERSION,
+        "config": model.config.to_dict(),
+        "model": weights,
+        "n_parameters": count_parameters(model),
+        "torch_version": str(torch.__version__),
+        "state": dict(state or {}),
+    }
+    if tokenizer is not None:
+        ckpt["tokenizer"] = tokenizer_record(tokenizer, tokenizer_path)
+    if not weights_only:
+        if optimizer is not None:
+            ckpt["optimizer"] = optimizer.state_dict()
+        if scheduler is not None:
+            ckpt["scheduler"] = scheduler.state_dict()
+    elif "rng" in ckpt["state"]:
+        del ckpt["state"]["rng"]
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        torch.save(ckpt, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict:
+    """Read and validate a checkpoint written by :func:`save_checkpoint`.
+
+    Loads with ``torch.load(weights_only=True)``: nothing in the file can run code.
+
+    Raises:
+        MissingCheckpointError: There is no file at ``path``.
+        CheckpointError: The file is truncated/corrupt, is not a torch file, or is a torch
+            file of something else (e.g. a bare state dict). The message names the file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise MissingCheckpointError(f"No checkpoint file at {path}. {_FIX_HINT}")
+    try:
+        ckpt = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # zip errors, unpickling errors, EOF: all mean "bad file"
+        raise CheckpointError(
+            f"{path} is not a readable PyTorch checkpoint ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else 'no details'}). The file may be "
+            f"truncated (an interrupted copy or download) or not a checkpoint at all. "
+            f"{_FIX_HINT}"
+        ) from exc
+    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
+        what = (
+            f"a dict with keys {sorted(map(str, ckpt))[:6]}"
+            if isinstance(ckpt, dict)
+            else type(ckpt).__name__
+        )
+        raise CheckpointError(
+            f"{path} is a PyTorch file but not a transformer_lib checkpoint (it holds {what}; "
+            f"expected format={CHECKPOINT_FORMAT!r}). {_FIX_HINT}"
+        )
+    if ckpt.get("version") != CHECKPOINT_VERSION:
+        raise CheckpointError(
+            f"{path} has checkpoint version {ckpt.get('version')!r}; this transformer_lib "
+            f"reads version {CHECKPOINT_VERSION}. Retrain, or use the matching library version."
+        )
+    missing = [k for k in ("config", "model") if not isinstance(ckpt.get(k), dict)]
+    if missing:
+        raise CheckpointError(f"{path} lacks {missing}; it is incomplete. {_FIX_HINT}")
+    return ckpt
+
+
+def load_model(
+    path: str | os.PathLike, device: str | torch.device = "cpu"
+) -> tuple[Transformer, dict]:
+    """Build a fresh model from a checkpoint's config and load its weights strictly.
+
+    Nothing is half-loaded: a new :class:`Transformer` is built and filled with
+    ``load_state_dict(strict=True)``; only if that succeeds is it returned.
+
+    Returns:
+        ``(model in eval mode on device, checkpoint dict)``.
+
+    Raises:
+        MissingCheckpointError, CheckpointError: see :func:`load_checkpoint`; also when
+            the config or weights do not fit together.
+    """
+    ckpt = load_checkpoint(path)
+    try:
+        config = TransformerConfig.from_dict(ckpt["config"])
+        model = Transformer(config)
+        model.load_state_dict(ckpt["model"], strict=True)
+    except (ValueError, TypeError, KeyError, RuntimeError) as exc:
+        raise CheckpointError(
+            f"{path} holds weights that do not fit its model config ({exc}). {_FIX_HINT}"
+        ) from exc
+    return model.to(device).eval(), ckpt
+
+
+def tokenizer_from_checkpoint(ckpt: dict, path: str | os.PathLike = "checkpoint"):
+    """The :class:`~transformer_lib.tokenizer.Tokenizer` embedded in a checkpoint."""
+    import tokenizers
+
+    from .tokenizer import Tokenizer
+
+    rec = ckpt.get("tokenizer")
+    if not isinstance(rec, dict) or "json" not in rec:
+        raise CheckpointError(
+            f"{path} has no embedded tokenizer; load data/tokenizer.json with Tokenizer.load()."
+        )
+    if _sha256_text(rec["json"]) != rec.get("sha256"):
+        raise CheckpointError(f"{path}: the embedded tokenizer fails its sha256 check. {_FIX_HINT}")
+    return Tokenizer(tokenizers.Tokenizer.from_str(rec["json"]))
+
+
+# ======================================================================================
+# The training loop
+# ======================================================================================
