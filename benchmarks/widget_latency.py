@@ -1,14 +1,14 @@
 """How long a live explorer takes to react: new sentence → translation → redrawn maps.
 
-Builds the live :func:`~transformer_lib.widgets.attention_explorer` with the shipped model
-and types several sentences into it, timing each update from the moment the text changes
-until the new PNG is in the image widget (the browser's part, a few milliseconds to show
-the image, is not included). It also times redraws without a new translation (another
-layer, another kind of attention) and one head switched off in the live
-:func:`~transformer_lib.widgets.head_ablation_explorer`; those three must stay within
-the budget (p90). The figure explorers (temperature, positions, learning rate, masks)
-are timed for reference. Besides wall-clock time, the CPU time of each update is shown:
-on a machine busy with other work the wall-clock time grows, the CPU time does not.
+Builds the live :func:`~transformer_lib.views.explorers.attention_explorer` with the
+shipped model and types several sentences into it, timing each update from the moment the
+text changes until the new PNG is in the image widget (the browser's part, a few
+milliseconds to show the image, is not included). It also times redraws without a new
+translation (another layer, another kind of attention) and one head switched off in the
+live :func:`~transformer_lib.views.explorers.head_ablation_explorer`; those three must stay
+within the budget (p90). The figure explorers (temperature, positions, learning rate,
+masks) are timed for reference. Besides wall-clock time, the CPU time of each update is
+shown: on a machine busy with other work the wall-clock time grows, the CPU time does not.
 
     python benchmarks/widget_latency.py                    # shipped model, 1 thread
     python benchmarks/widget_latency.py --threads 2 --rounds 3
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     from transformer_lib.pipeline.pretrained import load_pretrained
-    from transformer_lib.widgets import (
+    from transformer_lib.views.explorers import (
         attention_explorer,
         head_ablation_explorer,
         lr_schedule_explorer,

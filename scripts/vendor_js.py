@@ -17,7 +17,7 @@ licence beside it. This one file knows that layout and is used in two ways.
    * stops Jupyter Book from adding every vendored ``.js`` file to every page (it adds each
      ``.js``/``.css`` found under ``_static``); the vendored files are loaded only where
      they are needed (MathJax via ``mathjax_path``, the widget manager via
-     ``nb_ipywidgets_js``, d3/jQuery inlined by ``transformer_lib.bertviz_views``);
+     ``nb_ipywidgets_js``, d3/jQuery inlined by ``transformer_lib.views.bertviz_views``);
    * adds ``FontAwesomeConfig`` to every page, so the theme's FontAwesome nests its SVG
      inside ``<i>`` icons instead of replacing them (which otherwise breaks
      ``widgets.Play``);
@@ -25,7 +25,7 @@ licence beside it. This one file knows that layout and is used in two ways.
      that its icon fonts are requested from the vendored folder instead of the page's, and
      maps the manager's MathJax 2 call (``MathJax.Hub.Queue``) onto MathJax 3;
    * sets ``TRANSFORMER_BOOK_STATIC=1`` (unless already set) for the notebook kernels the
-     build starts, so ``transformer_lib.widgets`` builds its precomputed, kernel-free
+     build starts, so ``transformer_lib.views.explorers`` builds its precomputed, kernel-free
      explorers;
    * removes the sphinx-thebe configuration snippet, which Jupyter Book emits twice
      (``Identifier 'THEBE_JS_URL' has already been declared``); the book launches
@@ -332,7 +332,7 @@ def _adjust_page_scripts(app, pagename, templatename, context, doctree) -> None:
             break
 
 
-# Read by transformer_lib.widgets.static_mode() in the kernels that execute the chapters.
+# Read by transformer_lib.views.explorers.static_mode() in the kernels that execute the chapters.
 STATIC_ENV_VAR = "TRANSFORMER_BOOK_STATIC"
 
 

@@ -8,8 +8,8 @@ import torch
 pytest.importorskip("bertviz")
 pytest.importorskip("IPython")
 
-from transformer_lib import bertviz_views  # noqa: E402
-from transformer_lib.bertviz_views import head_view, model_view  # noqa: E402
+from transformer_lib.views import bertviz_views  # noqa: E402
+from transformer_lib.views.bertviz_views import head_view, model_view  # noqa: E402
 
 torch.set_num_threads(1)
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from transformer_lib import MultiHeadAttention
-from transformer_lib.notebook import markdown_table, setup_notebook, show_source
+from transformer_lib.views.notebook import markdown_table, setup_notebook, show_source
 
 
 def test_show_source_renders_library_code_and_cuts_excerpts():

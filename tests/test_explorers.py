@@ -1,4 +1,4 @@
-"""The interactive explorers (transformer_lib.widgets), without a browser.
+"""The interactive explorers (transformer_lib.views.explorers), without a browser.
 
 Static explorers: the frames are in nested ``Stack`` widgets whose ``selected_index`` is
 jslinked to the controls (so the browser switches frames with no kernel), one frame per
@@ -19,7 +19,14 @@ widgets = pytest.importorskip("ipywidgets")
 
 from ipywidgets.widgets.widget_link import Link  # noqa: E402
 
-from transformer_lib import widgets as W  # noqa: E402
+from transformer_lib.views import explorers  # noqa: E402
+from transformer_lib.views.explorers import (  # noqa: E402
+    ablation,
+    lr_schedule,
+    masks,
+    positions,
+    temperature,
+)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -103,13 +110,13 @@ def _png(box) -> bytes:
 @pytest.fixture
 def few_states(monkeypatch):
     """Fewer precomputed states than the book uses: the structure is the same, the test fast."""
-    monkeypatch.setattr(W, "_STATIC_TAUS", (1, 8))
-    monkeypatch.setattr(W, "_PE_SIZES", (32, 128))
-    monkeypatch.setattr(W, "_PE_FRACTIONS", W._PE_FRACTIONS[:3])
-    monkeypatch.setattr(W, "_LR_SIZES", W._LR_SIZES[:2])
-    monkeypatch.setattr(W, "_LR_WARMUPS", (400, 4000))
-    full = W._ablations
-    monkeypatch.setattr(W, "_ablations", lambda n, h: full(n, h)[:3])
+    monkeypatch.setattr(temperature, "_STATIC_TAUS", (1, 8))
+    monkeypatch.setattr(positions, "_PE_SIZES", (32, 128))
+    monkeypatch.setattr(positions, "_PE_FRACTIONS", positions._PE_FRACTIONS[:3])
+    monkeypatch.setattr(lr_schedule, "_LR_SIZES", lr_schedule._LR_SIZES[:2])
+    monkeypatch.setattr(lr_schedule, "_LR_WARMUPS", (400, 4000))
+    full = ablation._ablations
+    monkeypatch.setattr(ablation, "_ablations", lambda n, h: full(n, h)[:3])
 
 
 SMALL_BATCH = (("<bos>", "Hallo", "!", "<pad>"), ("<bos>", "Ich", "bin", "da"))
@@ -121,26 +128,26 @@ SMALL_BATCH = (("<bos>", "Hallo", "!", "<pad>"), ("<bos>", "Ich", "bin", "da"))
 )
 def test_static_mode_follows_the_environment(monkeypatch, value, expected):
     if value is None:
-        monkeypatch.delenv(W.STATIC_ENV_VAR, raising=False)
+        monkeypatch.delenv(explorers.STATIC_ENV_VAR, raising=False)
     else:
-        monkeypatch.setenv(W.STATIC_ENV_VAR, value)
-    assert W.static_mode() is expected
+        monkeypatch.setenv(explorers.STATIC_ENV_VAR, value)
+    assert explorers.static_mode() is expected
 
 
 def test_environment_chooses_the_version(monkeypatch, few_states):
-    monkeypatch.setattr(W, "_LR_SIZES", W._LR_SIZES[:1])
-    monkeypatch.setenv(W.STATIC_ENV_VAR, "1")
-    assert "static-explorer" in W.lr_schedule_explorer()._dom_classes
-    assert "live-explorer" in W.lr_schedule_explorer(static=False)._dom_classes
-    monkeypatch.setenv(W.STATIC_ENV_VAR, "0")
-    assert "live-explorer" in W.lr_schedule_explorer()._dom_classes
-    assert "static-explorer" in W.lr_schedule_explorer(static=True)._dom_classes
+    monkeypatch.setattr(lr_schedule, "_LR_SIZES", lr_schedule._LR_SIZES[:1])
+    monkeypatch.setenv(explorers.STATIC_ENV_VAR, "1")
+    assert "static-explorer" in explorers.lr_schedule_explorer()._dom_classes
+    assert "live-explorer" in explorers.lr_schedule_explorer(static=False)._dom_classes
+    monkeypatch.setenv(explorers.STATIC_ENV_VAR, "0")
+    assert "live-explorer" in explorers.lr_schedule_explorer()._dom_classes
+    assert "static-explorer" in explorers.lr_schedule_explorer(static=True)._dom_classes
 
 
 def test_import_does_not_need_ipywidgets():
     code = (
         "import sys; sys.modules['ipywidgets'] = None\n"
-        "import transformer_lib, transformer_lib.widgets as w\n"
+        "import transformer_lib, transformer_lib.views.explorers as w\n"
         "try:\n    w.temperature_explorer()\nexcept ImportError as e:\n    print('msg:', e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -151,34 +158,34 @@ def test_import_does_not_need_ipywidgets():
 def test_the_books_frame_counts_stay_modest():
     n_layers, n_heads = 2, 4  # the shipped tiny model
     counts = {
-        "temperature": len(W._STATIC_TAUS),
-        "positional": len(W._PE_SIZES) * len(W._PE_FRACTIONS),
-        "lr": len(W._LR_SIZES) * len(W._LR_WARMUPS),
-        "mask": 2 * 2 * len(W.MASK_BATCH),
-        "attention": len(W.EXAMPLE_SENTENCES) * 3 * n_layers,
-        "ablation": len(W._ablations(n_layers, n_heads)),
+        "temperature": len(temperature._STATIC_TAUS),
+        "positional": len(positions._PE_SIZES) * len(positions._PE_FRACTIONS),
+        "lr": len(lr_schedule._LR_SIZES) * len(lr_schedule._LR_WARMUPS),
+        "mask": 2 * 2 * len(masks.MASK_BATCH),
+        "attention": len(explorers.EXAMPLE_SENTENCES) * 3 * n_layers,
+        "ablation": len(ablation._ablations(n_layers, n_heads)),
     }
     assert all(2 <= n <= 40 for n in counts.values()), counts
 
 
 # --------------------------------------------------------------------------- static versions
 def test_temperature_static(few_states):
-    _check_static(W.temperature_explorer(static=True), n_expected=2)
+    _check_static(explorers.temperature_explorer(static=True), n_expected=2)
 
 
 def test_positional_encoding_static(few_states):
-    box = W.positional_encoding_explorer(static=True)
+    box = explorers.positional_encoding_explorer(static=True)
     _check_static(box, n_expected=2 * 3)
     assert box.controls["d_model"].index == 1  # 128, the default
 
 
 def test_lr_schedule_static(few_states):
-    box = W.lr_schedule_explorer(static=True)
+    box = explorers.lr_schedule_explorer(static=True)
     _check_static(box, n_expected=2 * 2)
 
 
 def test_mask_static():
-    box = W.mask_explorer(SMALL_BATCH[:1], static=True)
+    box = explorers.mask_explorer(SMALL_BATCH[:1], static=True)
     _check_static(box, n_expected=2 * 2 * 1)
     # padding x causal x sentence: three levels of nesting
     assert all(isinstance(c, widgets.Stack) for c in box.stack.children)
@@ -186,19 +193,19 @@ def test_mask_static():
 
 
 def test_attention_static(translator):
-    sentences = W.EXAMPLE_SENTENCES[:1]
-    box = W.attention_explorer(translator, sentences, static=True)
+    sentences = explorers.EXAMPLE_SENTENCES[:1]
+    box = explorers.attention_explorer(translator, sentences, static=True)
     n_layers = translator.model.config.n_encoder_layers
     _check_static(box, n_expected=len(sentences) * 3 * n_layers)
     assert box.controls["sentence"].disabled
     notes = [c.value for c in box.children if isinstance(c, widgets.HTML)]
-    assert any(W.KERNEL_NOTE in n for n in notes)
+    assert any(explorers.KERNEL_NOTE in n for n in notes)
 
 
 def test_head_ablation_static_restores_gates(translator, few_states):
     model = translator.model
     model.reset_head_gates()
-    box = W.head_ablation_explorer(translator, static=True)
+    box = explorers.head_ablation_explorer(translator, static=True)
     _check_static(box, n_expected=3)
     assert all(
         m.head_gate is None
@@ -208,13 +215,13 @@ def test_head_ablation_static_restores_gates(translator, few_states):
     # the slider and the menu both select the frame
     sources = {id(link.source[0]) for link in box.links if link.target[0] is box.stack}
     assert sources == {id(box.controls["ablation"]), id(box.controls["menu"])}
-    assert W._ablations(2, 4)[1][1] == (("cross", 0, 0),)
+    assert ablation._ablations(2, 4)[1][1] == (("cross", 0, 0),)
 
 
 def test_static_explorer_embeds_links_and_images(tmp_path):
     from ipywidgets.embed import dependency_state, embed_data, embed_minimal_html
 
-    box = W.mask_explorer(SMALL_BATCH[:1], static=True)
+    box = explorers.mask_explorer(SMALL_BATCH[:1], static=True)
     data = embed_data(views=[box], state=dependency_state([box, *box.links]))
     state = data["manager_state"]["state"]
     models = {k: v["model_name"] for k, v in state.items()}
@@ -237,7 +244,7 @@ def test_static_explorer_embeds_links_and_images(tmp_path):
 
 # --------------------------------------------------------------------------- live versions
 def test_temperature_live_redraws():
-    box = W.temperature_explorer(static=False)
+    box = explorers.temperature_explorer(static=False)
     _check_live(box)
     before = _png(box)
     box.controls["tau"].value = 1.0
@@ -247,7 +254,7 @@ def test_temperature_live_redraws():
 
 
 def test_positional_encoding_live_clamps_the_pair():
-    box = W.positional_encoding_explorer(static=False)
+    box = explorers.positional_encoding_explorer(static=False)
     pair = box.controls["pair"]
     pair.value = pair.max
     before = _png(box)
@@ -258,7 +265,7 @@ def test_positional_encoding_live_clamps_the_pair():
 
 
 def test_lr_schedule_live_redraws():
-    box = W.lr_schedule_explorer(static=False)
+    box = explorers.lr_schedule_explorer(static=False)
     before = _png(box)
     box.controls["warmup"].value = 4000
     assert _png(box) != before
@@ -266,7 +273,7 @@ def test_lr_schedule_live_redraws():
 
 
 def test_mask_live_redraws():
-    box = W.mask_explorer(SMALL_BATCH, static=False)
+    box = explorers.mask_explorer(SMALL_BATCH, static=False)
     before = _png(box)
     box.controls["causal"].index = 0
     assert _png(box) != before
@@ -275,7 +282,7 @@ def test_mask_live_redraws():
 
 @pytest.fixture(scope="module")
 def live_attention(translator):
-    return W.attention_explorer(translator, static=False)
+    return explorers.attention_explorer(translator, static=False)
 
 
 def test_attention_live_updates_and_caches(live_attention):
@@ -290,7 +297,7 @@ def test_attention_live_updates_and_caches(live_attention):
         box.controls[name].value = value
         assert _png(box) != before, name
     box.controls["example"].index = 2
-    assert box.controls["sentence"].value == W.EXAMPLE_SENTENCES[1]
+    assert box.controls["sentence"].value == explorers.EXAMPLE_SENTENCES[1]
 
 
 @pytest.mark.parametrize(
@@ -318,7 +325,7 @@ def test_head_ablation_live(translator):
     model.reset_head_gates()
     model.set_head_gate("encoder", 0, [1.0, 1.0, 0.5, 1.0])  # a gate the reader set earlier
     try:
-        box = W.head_ablation_explorer(translator, static=False)
+        box = explorers.head_ablation_explorer(translator, static=False)
         _check_live(box)
         before = _png(box)
         box.toggles[("cross", 0, 1)].value = False
@@ -335,7 +342,7 @@ def test_head_ablation_live(translator):
 def test_head_ablation_restores_gates_when_translation_fails(translator, monkeypatch):
     model = translator.model
     model.reset_head_gates()
-    box = W.head_ablation_explorer(translator, static=False)
+    box = explorers.head_ablation_explorer(translator, static=False)
 
     def broken(*args, **kwargs):
         assert model.attention_modules("cross")[1].head_gate is not None  # gate was applied

@@ -35,7 +35,7 @@ import torch
 __all__ = ["head_view", "model_view", "VENDOR_DIR"]
 
 #: Where the vendored JavaScript lives in a repository checkout.
-VENDOR_DIR = Path(__file__).resolve().parent.parent / "_static" / "vendor"
+VENDOR_DIR = Path(__file__).resolve().parents[2] / "_static" / "vendor"
 _LIBRARIES = {"d3": "d3/d3.min.js", "jquery": "jquery/jquery.min.js"}
 _KINDS = ("encoder", "decoder", "cross")
 

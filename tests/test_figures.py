@@ -1,4 +1,4 @@
-"""Tests for transformer_lib.visualize: every helper draws a labelled figure, and the
+"""Tests for the figures of transformer_lib.views: every helper draws a labelled figure, and the
 conventions the book relies on hold (rows are queries, True = may attend)."""
 
 import math
@@ -12,7 +12,60 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from transformer_lib import visualize as viz  # noqa: E402
+from transformer_lib.views import (  # noqa: E402
+    architecture,
+    attention_maps,
+    beam_search,
+    curves,
+    embeddings,
+    layer_norm,
+    masks,
+    positions,
+    training_curves,
+)
+from transformer_lib.views.architecture import plot_architecture  # noqa: E402
+from transformer_lib.views.attention_maps import (  # noqa: E402
+    plot_attention,
+    plot_attention_alignment,
+    plot_attention_heads,
+    plot_attention_layers_heads,
+    plot_head_importance,
+    plot_head_statistics,
+)
+from transformer_lib.views.beam_search import plot_beam_search  # noqa: E402
+from transformer_lib.views.curves import (  # noqa: E402
+    plot_curves,
+    plot_dot_product_variance,
+    plot_recurrence_vs_attention,
+    plot_softmax_saturation,
+)
+from transformer_lib.views.embeddings import plot_embedding_norms, plot_length_histogram  # noqa: E402
+from transformer_lib.views.layer_norm import plot_layer_norm_effect  # noqa: E402
+from transformer_lib.views.masks import plot_mask  # noqa: E402
+from transformer_lib.views.positions import (  # noqa: E402
+    plot_position_rotation,
+    plot_position_similarity,
+    plot_positional_encoding,
+    plot_sinusoids,
+)
+from transformer_lib.views.style import _styled, _to_numpy  # noqa: E402
+from transformer_lib.views.training_curves import (  # noqa: E402
+    plot_label_smoothing,
+    plot_lr_schedule,
+    plot_training_log,
+)
+
+FIGURE_MODULES = (
+    architecture,
+    attention_maps,
+    beam_search,
+    curves,
+    embeddings,
+    layer_norm,
+    masks,
+    positions,
+    training_curves,
+)
 
 SRC = ["▁Tom", "▁is", "▁la", "zy", "."]
 TGT = ["<bos>", "▁Tom", "▁ist", "▁faul"]
@@ -74,44 +127,42 @@ def _texts(fig: Figure) -> list[str]:
 
 
 CASES = {
-    "attention": lambda: viz.plot_attention(_weights(4, 5), TGT, SRC),
-    "attention_heads": lambda: viz.plot_attention_heads(_weights(4, 4, 5), TGT, SRC),
-    "attention_layers_heads": lambda: viz.plot_attention_layers_heads(
+    "attention": lambda: plot_attention(_weights(4, 5), TGT, SRC),
+    "attention_heads": lambda: plot_attention_heads(_weights(4, 4, 5), TGT, SRC),
+    "attention_layers_heads": lambda: plot_attention_layers_heads(
         [_weights(2, 4, 5, seed=s) for s in range(2)], TGT, SRC
     ),
-    "head_importance": lambda: viz.plot_head_importance(np.array([[1.0, -2.0], [0.5, 0.0]])),
-    "head_statistics": lambda: viz.plot_head_statistics(
+    "head_importance": lambda: plot_head_importance(np.array([[1.0, -2.0], [0.5, 0.0]])),
+    "head_statistics": lambda: plot_head_statistics(
         np.array([[0.5, 0.2], [0.1, np.nan]]), ["enc h0", "dec h0"], ["previous", "next"]
     ),
-    "attention_alignment": lambda: viz.plot_attention_alignment(
+    "attention_alignment": lambda: plot_attention_alignment(
         _weights(4, 5), TGT, SRC, [(1, 0), (2, 1), (3, 2)]
     ),
-    "mask": lambda: viz.plot_mask(np.tril(np.ones((4, 4), bool)), TGT, TGT),
-    "positional_encoding": lambda: viz.plot_positional_encoding(_pe(20, 16)),
-    "sinusoids": lambda: viz.plot_sinusoids(_pe(20, 16)),
-    "sinusoids_overlay": lambda: viz.plot_sinusoids(_pe(20, 16), dims=(0, 1), stacked=False),
-    "position_similarity": lambda: viz.plot_position_similarity(_pe(20, 16)),
-    "lr_schedule": lambda: viz.plot_lr_schedule(np.arange(1, 101), np.linspace(0, 1e-3, 100)),
-    "label_smoothing": lambda: viz.plot_label_smoothing(
+    "mask": lambda: plot_mask(np.tril(np.ones((4, 4), bool)), TGT, TGT),
+    "positional_encoding": lambda: plot_positional_encoding(_pe(20, 16)),
+    "sinusoids": lambda: plot_sinusoids(_pe(20, 16)),
+    "sinusoids_overlay": lambda: plot_sinusoids(_pe(20, 16), dims=(0, 1), stacked=False),
+    "position_similarity": lambda: plot_position_similarity(_pe(20, 16)),
+    "lr_schedule": lambda: plot_lr_schedule(np.arange(1, 101), np.linspace(0, 1e-3, 100)),
+    "label_smoothing": lambda: plot_label_smoothing(
         np.array([0.025, 0.9, 0.025, 0.025, 0.025]), SRC, epsilon=0.1
     ),
-    "training_log": lambda: viz.plot_training_log(
+    "training_log": lambda: plot_training_log(
         [{"step": s, "loss": 5 / s, "lr": 1e-3} for s in range(1, 11)]
     ),
-    "dot_product_variance": lambda: viz.plot_dot_product_variance([1, 4, 16], [1.1, 3.9, 16.5]),
-    "softmax_saturation": lambda: viz.plot_softmax_saturation([1, 4, 16], n_samples=50),
-    "embedding_norms": lambda: viz.plot_embedding_norms(
-        np.random.default_rng(0).normal(size=(30, 8))
-    ),
-    "architecture": lambda: viz.plot_architecture(),
-    "recurrence_vs_attention": lambda: viz.plot_recurrence_vs_attention(),
-    "beam_search": lambda: viz.plot_beam_search(_beam_steps()),
-    "curves": lambda: viz.plot_curves(
+    "dot_product_variance": lambda: plot_dot_product_variance([1, 4, 16], [1.1, 3.9, 16.5]),
+    "softmax_saturation": lambda: plot_softmax_saturation([1, 4, 16], n_samples=50),
+    "embedding_norms": lambda: plot_embedding_norms(np.random.default_rng(0).normal(size=(30, 8))),
+    "architecture": lambda: plot_architecture(),
+    "recurrence_vs_attention": lambda: plot_recurrence_vs_attention(),
+    "beam_search": lambda: plot_beam_search(_beam_steps()),
+    "curves": lambda: plot_curves(
         [1, 2, 4], {"a": [1, 2, 3], "b": [3, 2, 1]}, xlabel="n", ylabel="t", title="demo"
     ),
-    "length_histogram": lambda: viz.plot_length_histogram({"en": [3, 4, 4, 7], "de": [2, 5]}),
-    "position_rotation": lambda: viz.plot_position_rotation(_pe(20, 16)),
-    "layer_norm_effect": lambda: viz.plot_layer_norm_effect(
+    "length_histogram": lambda: plot_length_histogram({"en": [3, 4, 4, 7], "de": [2, 5]}),
+    "position_rotation": lambda: plot_position_rotation(_pe(20, 16)),
+    "layer_norm_effect": lambda: plot_layer_norm_effect(
         np.random.default_rng(0).normal(2.0, 3.0, size=(4, 16)),
         np.random.default_rng(1).normal(size=(4, 16)),
         TGT,
@@ -131,14 +182,19 @@ def test_returns_titled_labelled_figure(name):
 
 
 def test_every_public_helper_is_exercised():
-    public = {n.removeprefix("plot_") for n in viz.__all__ if n.startswith("plot_")}
+    public = {
+        n.removeprefix("plot_")
+        for module in FIGURE_MODULES
+        for n in module.__all__
+        if n.startswith("plot_")
+    }
     assert public <= set(CASES)
 
 
 # --- attention --------------------------------------------------------------------------------
 def test_attention_rows_are_queries_and_columns_are_keys():
     w = _weights(4, 5)  # Tq = 4 != Tk = 5 catches a transposed plot
-    fig = viz.plot_attention(w, TGT, SRC)
+    fig = plot_attention(w, TGT, SRC)
     (ax,) = _heatmap_axes(fig)
     assert [t.get_text() for t in ax.get_yticklabels()] == TGT
     assert [t.get_text() for t in ax.get_xticklabels()] == SRC
@@ -154,21 +210,21 @@ def test_attention_rows_are_queries_and_columns_are_keys():
 )
 def test_attention_rejects_token_count_mismatch(q, k, match):
     with pytest.raises(ValueError, match=match):
-        viz.plot_attention(_weights(4, 5), q, k)
+        plot_attention(_weights(4, 5), q, k)
 
 
 def test_attention_rejects_scores_and_bad_rank():
     with pytest.raises(ValueError, match="vmin=None"):
-        viz.plot_attention(np.random.default_rng(0).normal(size=(3, 3)) * 5)
-    viz.plot_attention(np.random.default_rng(0).normal(size=(3, 3)), vmin=None, vmax=None)
+        plot_attention(np.random.default_rng(0).normal(size=(3, 3)) * 5)
+    plot_attention(np.random.default_rng(0).normal(size=(3, 3)), vmin=None, vmax=None)
     with pytest.raises(ValueError, match="shape"):
-        viz.plot_attention(_weights(2, 3, 3))
+        plot_attention(_weights(2, 3, 3))
     with pytest.raises(ValueError, match="list of tokens"):
-        viz.plot_attention(_weights(3, 3), "abc", None)
+        plot_attention(_weights(3, 3), "abc", None)
 
 
 def test_attention_annotation_and_awkward_tokens():
-    fig = viz.plot_attention(_weights(3, 3), ["$5", "a$b$c", " "], None, annotate=True)
+    fig = plot_attention(_weights(3, 3), ["$5", "a$b$c", " "], None, annotate=True)
     (ax,) = _heatmap_axes(fig)
     assert len(ax.texts) == 9
     fig.canvas.draw()  # '$' must not be parsed as mathtext
@@ -178,40 +234,40 @@ def test_attention_annotation_and_awkward_tokens():
 def test_attention_accepts_torch_tensors():
     torch = pytest.importorskip("torch")
     w = torch.softmax(torch.randn(1, 1, 3, 4, requires_grad=True), dim=-1)
-    fig = viz.plot_attention(w, ["a", "b", "c"], ["w", "x", "y", "z"])
+    fig = plot_attention(w, ["a", "b", "c"], ["w", "x", "y", "z"])
     assert _heatmap_axes(fig)[0].images[0].get_array().shape == (3, 4)
-    half = viz._to_numpy(torch.ones(2, dtype=torch.bfloat16))
+    half = _to_numpy(torch.ones(2, dtype=torch.bfloat16))
     assert half.dtype == np.float32
 
 
 def test_attention_draws_into_given_axes():
     fig, (a, b) = plt.subplots(1, 2)
-    assert viz.plot_attention(_weights(3, 3), ax=b) is fig
+    assert plot_attention(_weights(3, 3), ax=b) is fig
     assert b.images and not a.images
 
 
 def test_attention_heads_grid_has_one_panel_per_head_and_one_colour_bar():
-    fig = viz.plot_attention_heads(_weights(1, 5, 4, 5), TGT, SRC, ncols=3)
+    fig = plot_attention_heads(_weights(1, 5, 4, 5), TGT, SRC, ncols=3)
     heads = _heatmap_axes(fig)
     assert [ax.get_title() for ax in heads] == [f"head {h}" for h in range(5)]
     assert sum(ax.get_label() == "<colorbar>" for ax in fig.axes) == 1
     assert [t.get_text() for t in heads[0].get_yticklabels()] == TGT
     with pytest.raises(ValueError, match=r"\(H, Tq, Tk\)"):
-        viz.plot_attention_heads(_weights(4, 5))
+        plot_attention_heads(_weights(4, 5))
 
 
 def test_attention_layers_heads_grid():
-    fig = viz.plot_attention_layers_heads(_weights(3, 2, 4, 5), TGT, SRC)
+    fig = plot_attention_layers_heads(_weights(3, 2, 4, 5), TGT, SRC)
     panels = _heatmap_axes(fig)
     assert len(panels) == 6
     assert [panels[i].get_ylabel() for i in (0, 2, 4)] == ["layer 0", "layer 1", "layer 2"]
     assert "query" in fig._supylabel.get_text() and "key" in fig._supxlabel.get_text()
     with pytest.raises(ValueError, match="same shape"):
-        viz.plot_attention_layers_heads([_weights(2, 4, 5), _weights(2, 4, 4)])
+        plot_attention_layers_heads([_weights(2, 4, 5), _weights(2, 4, 4)])
 
 
 def test_head_importance_is_centred_at_zero():
-    fig = viz.plot_head_importance(np.array([[1.0, -3.0], [0.5, 2.0]]))
+    fig = plot_head_importance(np.array([[1.0, -3.0], [0.5, 2.0]]))
     lo, hi = _heatmap_axes(fig)[0].images[0].get_clim()
     assert lo == -hi == -3.0
 
@@ -219,7 +275,7 @@ def test_head_importance_is_centred_at_zero():
 # --- masks ------------------------------------------------------------------------------------
 def test_mask_colours_true_and_false_differently():
     mask = np.tril(np.ones((4, 4), bool))
-    fig = viz.plot_mask(mask, TGT, TGT)
+    fig = plot_mask(mask, TGT, TGT)
     (ax,) = _heatmap_axes(fig)
     im = ax.images[0]
     rgba = im.cmap(im.norm(im.get_array()))
@@ -232,17 +288,17 @@ def test_mask_colours_true_and_false_differently():
 
 def test_mask_accepts_broadcast_shapes():
     causal = np.tril(np.ones((3, 3), bool))[None, None]  # (1, 1, T, T)
-    assert _heatmap_axes(viz.plot_mask(causal))[0].images[0].get_array().shape == (3, 3)
+    assert _heatmap_axes(plot_mask(causal))[0].images[0].get_array().shape == (3, 3)
     padding = np.array([[[[True, True, False]]]])  # (B=1, 1, 1, S)
-    fig = viz.plot_mask(padding, ["a", "b"], ["x", "y", "<pad>"])
+    fig = plot_mask(padding, ["a", "b"], ["x", "y", "<pad>"])
     assert _heatmap_axes(fig)[0].images[0].get_array().shape == (2, 3)
     with pytest.raises(ValueError, match="boolean"):
-        viz.plot_mask(np.array([[0.0, -np.inf]]))
+        plot_mask(np.array([[0.0, -np.inf]]))
 
 
 # --- positional encoding ----------------------------------------------------------------------
 def test_positional_encoding_heatmap_axes_and_range():
-    fig = viz.plot_positional_encoding(_pe(30, 16)[None])
+    fig = plot_positional_encoding(_pe(30, 16)[None])
     (ax,) = _heatmap_axes(fig)
     assert ax.images[0].get_array().shape == (30, 16)  # x = dimension, y = position
     assert "dimension" in ax.get_xlabel() and "position" in ax.get_ylabel()
@@ -250,54 +306,54 @@ def test_positional_encoding_heatmap_axes_and_range():
 
 
 def test_sinusoids_label_wavelengths():
-    fig = viz.plot_sinusoids(_pe(30, 16), dims=(0, 1, 4), stacked=False)
+    fig = plot_sinusoids(_pe(30, 16), dims=(0, 1, 4), stacked=False)
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels[0].startswith("dim 0 (sin)") and labels[1].startswith("dim 1 (cos)")
     assert f"{2 * math.pi:.3g}" in labels[0]
     assert f"{2 * math.pi * 10000 ** (4 / 16):.3g}" in labels[2]
-    stacked = viz.plot_sinusoids(_pe(30, 16), dims=(0, 1, 4)).axes[0]
+    stacked = plot_sinusoids(_pe(30, 16), dims=(0, 1, 4)).axes[0]
     assert len(stacked.get_yticklabels()) == 3
     with pytest.raises(ValueError, match="dims"):
-        viz.plot_sinusoids(_pe(30, 16), dims=(16,))
+        plot_sinusoids(_pe(30, 16), dims=(16,))
 
 
 def test_position_similarity_depends_on_offset_only():
-    fig = viz.plot_position_similarity(_pe(20, 32), reference=10)
+    fig = plot_position_similarity(_pe(20, 32), reference=10)
     (ax_line,) = [ax for ax in fig.axes if ax.get_title().startswith("Along row")]
     line = ax_line.lines[0]
     offsets, sims = line.get_data()
     assert offsets[10] == 0 and sims.argmax() == 10
     np.testing.assert_allclose(sims[9], sims[11])  # symmetric in k
     with pytest.raises(ValueError, match="reference"):
-        viz.plot_position_similarity(_pe(20, 32), reference=25)
+        plot_position_similarity(_pe(20, 32), reference=25)
 
 
 # --- training ---------------------------------------------------------------------------------
 def test_lr_schedule_call_forms():
     steps = np.arange(1, 51)
     a, b = np.linspace(0, 1, 50) * 1e-3, np.linspace(0, 2, 50) * 1e-3
-    assert len(viz.plot_lr_schedule(steps, a).axes[0].lines) == 1
-    fig = viz.plot_lr_schedule(steps, base=a, big=b, warmup_steps=10)
+    assert len(plot_lr_schedule(steps, a).axes[0].lines) == 1
+    fig = plot_lr_schedule(steps, base=a, big=b, warmup_steps=10)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["base", "big"]
     assert ax.get_xlabel() == "training step" and ax.get_ylabel() == "learning rate"
-    fig = viz.plot_lr_schedule({"x": (steps, a), "y": b})
+    fig = plot_lr_schedule({"x": (steps, a), "y": b})
     assert len(fig.axes[0].get_legend().get_texts()) == 2
     with pytest.raises(ValueError, match="steps"):
-        viz.plot_lr_schedule(steps[:10], a)
+        plot_lr_schedule(steps[:10], a)
     with pytest.raises(ValueError, match="plot_lr_schedule"):
-        viz.plot_lr_schedule(steps)
+        plot_lr_schedule(steps)
 
 
 def test_label_smoothing_bars():
     dist = np.array([0.0, 0.9, 0.05, 0.05])
-    fig = viz.plot_label_smoothing(dist, epsilon=0.1)
+    fig = plot_label_smoothing(dist, epsilon=0.1)
     ax = fig.axes[0]
     assert len(ax.patches) == 2 * dist.size
     assert "0.1" in ax.get_title()
     with pytest.raises(ValueError, match="sum to 1"):
-        viz.plot_label_smoothing(np.array([0.5, 0.2]))
+        plot_label_smoothing(np.array([0.5, 0.2]))
 
 
 def test_training_log_panels_and_missing_values():
@@ -306,7 +362,7 @@ def test_training_log_panels_and_missing_values():
         | ({"val_loss": 6 / s} if s % 5 == 0 else {})
         for s in range(1, 21)
     ]
-    fig = viz.plot_training_log(rows, smooth=0.5)
+    fig = plot_training_log(rows, smooth=0.5)
     assert len(fig.axes) == 3
     assert fig.axes[-1].get_xlabel() == "training step"
     assert [a.get_ylabel() for a in fig.axes] == [
@@ -317,14 +373,14 @@ def test_training_log_panels_and_missing_values():
     val = [ln for ln in fig.axes[0].lines if ln.get_label() == "validation"]
     assert len(val[0].get_xdata()) == 4
     cols = {"loss": [3.0, 2.0, None], "val_loss": [None, None, 2.5]}
-    assert len(viz.plot_training_log(cols).axes) == 1
+    assert len(plot_training_log(cols).axes) == 1
     with pytest.raises(ValueError, match="no loss"):
-        viz.plot_training_log([{"step": 1, "lr": 0.1}])
+        plot_training_log([{"step": 1, "lr": 0.1}])
 
 
 # --- scaling (ch. 3) --------------------------------------------------------------------------
 def test_dot_product_variance_simulation_matches_theory():
-    fig = viz.plot_dot_product_variance([4, 64], n_samples=4000)
+    fig = plot_dot_product_variance([4, 64], n_samples=4000)
     by_label = {ln.get_label(): ln.get_ydata() for ln in fig.axes[0].lines}
     np.testing.assert_allclose(by_label["q · k (unscaled)"], [4, 64], rtol=0.15)
     np.testing.assert_allclose(by_label["q · k / √d_k (scaled)"], [1, 1], rtol=0.15)
@@ -332,7 +388,7 @@ def test_dot_product_variance_simulation_matches_theory():
 
 
 def test_softmax_saturates_without_scaling():
-    fig = viz.plot_softmax_saturation([1, 256], n_samples=200)
+    fig = plot_softmax_saturation([1, 256], n_samples=200)
     by_label = {ln.get_label(): ln.get_ydata() for ln in fig.axes[0].lines}
     raw, scaled = by_label["softmax(q · k)"], by_label["softmax(q · k / √d_k)"]
     assert raw[1] > 0.8 > scaled[1] and raw[1] > raw[0]
@@ -340,17 +396,17 @@ def test_softmax_saturates_without_scaling():
 
 def test_embedding_norms_scale_by_sqrt_d_model():
     emb = np.random.default_rng(0).normal(size=(50, 16)) / 4
-    fig = viz.plot_embedding_norms(emb)
+    fig = plot_embedding_norms(emb)
     heights = [p.get_height() for p in fig.axes[0].patches]
     assert heights[1] == pytest.approx(heights[0] * 4)
     assert heights[2] == pytest.approx(math.sqrt(16 / 2))  # every sinusoidal PE row
     with pytest.raises(ValueError, match="D = 16"):
-        viz.plot_embedding_norms(emb, pe=np.zeros((5, 8)))
+        plot_embedding_norms(emb, pe=np.zeros((5, 8)))
 
 
 # --- diagrams ---------------------------------------------------------------------------------
 def test_architecture_has_the_papers_blocks():
-    texts = _texts(viz.plot_architecture("6×"))
+    texts = _texts(plot_architecture("6×"))
     assert texts.count("Add & Norm") == 5
     assert texts.count("6×") == 2
     for block in ("Masked\nMulti-Head\nAttention", "Feed\nForward", "Linear", "Softmax"):
@@ -359,7 +415,7 @@ def test_architecture_has_the_papers_blocks():
 
 
 def test_recurrence_vs_attention_panels():
-    fig = viz.plot_recurrence_vs_attention(include_convolution=False)
+    fig = plot_recurrence_vs_attention(include_convolution=False)
     axes = [ax for ax in fig.axes if ax.lines]
     assert [ax.get_title() for ax in axes] == [
         "Sequential operations",
@@ -371,12 +427,12 @@ def test_recurrence_vs_attention_panels():
 
 
 def test_beam_search_tree():
-    fig = viz.plot_beam_search(_beam_steps())
+    fig = plot_beam_search(_beam_steps())
     texts = _texts(fig)
     assert "<eos>\n-0.60" in texts and "▁was\n-2.70" in texts
     assert "beam size 2" in fig.axes[0].get_title()
     with pytest.raises(ValueError, match="empty"):
-        viz.plot_beam_search([])
+        plot_beam_search([])
 
 
 # --- Jupyter integration ----------------------------------------------------------------------
@@ -384,7 +440,7 @@ def test_display_hook_shows_the_figure_once(monkeypatch):
     display_mod = pytest.importorskip("IPython.display")
     shown = []
     monkeypatch.setattr(display_mod, "display", lambda obj, **kw: shown.append(obj))
-    fig = viz.plot_mask(np.eye(2, dtype=bool))
+    fig = plot_mask(np.eye(2, dtype=bool))
     assert fig.number in plt.get_fignums()
     fig._ipython_display_()
     assert shown == [fig]
@@ -393,7 +449,7 @@ def test_display_hook_shows_the_figure_once(monkeypatch):
 
 
 def test_style_context_keeps_interactive_mode_switched_on_inside():
-    @viz._styled
+    @_styled
     def switches_on():
         matplotlib.interactive(True)  # what Jupyter's backend does on first use
         return plt.figure()
@@ -410,7 +466,7 @@ def test_style_context_keeps_interactive_mode_switched_on_inside():
 # --- chapters 5 and 7 helpers -----------------------------------------------------------------
 def test_position_rotation_points_lie_on_the_unit_circle():
     pe = _pe(40, 32)
-    fig = viz.plot_position_rotation(pe, pairs=(0, 2), offset=3, starts=(1, 10))
+    fig = plot_position_rotation(pe, pairs=(0, 2), offset=3, starts=(1, 10))
     panels = [ax for ax in fig.axes if ax.collections and ax.get_label() != "<colorbar>"]
     assert len(panels) == 2
     for ax, i in zip(panels, (0, 2)):
@@ -419,37 +475,37 @@ def test_position_rotation_points_lie_on_the_unit_circle():
         np.testing.assert_allclose(points, pe[:, [2 * i, 2 * i + 1]])
         assert "sin" in ax.get_xlabel() and "cos" in ax.get_ylabel()
     with pytest.raises(ValueError, match="pairs"):
-        viz.plot_position_rotation(pe, pairs=(16,))
+        plot_position_rotation(pe, pairs=(16,))
     with pytest.raises(ValueError, match="offset"):
-        viz.plot_position_rotation(pe, offset=5, starts=(38,))
+        plot_position_rotation(pe, offset=5, starts=(38,))
 
 
 def test_layer_norm_effect_marks_each_positions_mean():
     rng = np.random.default_rng(0)
     before = rng.normal(size=(3, 16)) * np.array([[1.0], [4.0], [0.5]]) + np.array([[0], [3], [-2]])
     after = (before - before.mean(1, keepdims=True)) / before.std(1, keepdims=True)
-    fig = viz.plot_layer_norm_effect(before, after, ["a", "b", "c"])
+    fig = plot_layer_norm_effect(before, after, ["a", "b", "c"])
     left, right = fig.axes[:2]
     assert [t.get_text() for t in left.get_xticklabels()] == ["a", "b", "c"]
     means = [c.get_offsets()[0, 1] for c in right.collections if len(c.get_offsets()) == 1]
     np.testing.assert_allclose(means, 0.0, atol=1e-9)
     with pytest.raises(ValueError, match="shape"):
-        viz.plot_layer_norm_effect(before, after[:2])
+        plot_layer_norm_effect(before, after[:2])
 
 
 # --- chapter 11 helpers ----------------------------------------------------------------------
 def test_head_importance_takes_row_labels():
     labels = ["encoder · 0", "cross · 1"]
-    fig = viz.plot_head_importance(np.array([[1.0, -3.0], [0.5, 2.0]]), layer_labels=labels)
+    fig = plot_head_importance(np.array([[1.0, -3.0], [0.5, 2.0]]), layer_labels=labels)
     (ax,) = _heatmap_axes(fig)
     assert [t.get_text() for t in ax.get_yticklabels()] == labels
     with pytest.raises(ValueError, match="layer_labels"):
-        viz.plot_head_importance(np.zeros((3, 2)), layer_labels=labels)
+        plot_head_importance(np.zeros((3, 2)), layer_labels=labels)
 
 
 def test_head_statistics_rows_are_heads_and_nan_cells_stay_blank():
     values = np.array([[0.5, 0.25, 0.9], [0.1, np.nan, 0.3]])
-    fig = viz.plot_head_statistics(
+    fig = plot_head_statistics(
         values, ["enc h0", "dec h0"], ["previous", "next", "spread"], row_groups=[1, 1]
     )
     (ax,) = _heatmap_axes(fig)
@@ -457,14 +513,14 @@ def test_head_statistics_rows_are_heads_and_nan_cells_stay_blank():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["previous", "next", "spread"]
     assert _texts(fig) == ["0.50", "0.25", "0.90", "0.10", "0.30"]  # NaN left blank
     with pytest.raises(ValueError, match="row_groups"):
-        viz.plot_head_statistics(values, ["a", "b"], ["x", "y", "z"], row_groups=[1, 2])
+        plot_head_statistics(values, ["a", "b"], ["x", "y", "z"], row_groups=[1, 2])
     with pytest.raises(ValueError, match="head_labels"):
-        viz.plot_head_statistics(values, ["a"], ["x", "y", "z"])
+        plot_head_statistics(values, ["a"], ["x", "y", "z"])
 
 
 def test_attention_alignment_outlines_cells_and_marks_row_maxima():
     w = np.array([[0.7, 0.1, 0.1, 0.1, 0.0], [0.0, 0.2, 0.8, 0.0, 0.0]])
-    fig = viz.plot_attention_alignment(w, TGT[:2], SRC, [(0, 0), (1, 1)])
+    fig = plot_attention_alignment(w, TGT[:2], SRC, [(0, 0), (1, 1)])
     (ax,) = _heatmap_axes(fig)
     outlined = [(p.get_x() + 0.5, p.get_y() + 0.5) for p in ax.patches]
     assert outlined == [(0.0, 0.0), (1.0, 1.0)]  # (column, row) of each reference cell
@@ -472,4 +528,4 @@ def test_attention_alignment_outlines_cells_and_marks_row_maxima():
     np.testing.assert_allclose(dots, [[0, 0], [2, 1]])  # the maximum of each row
     assert [t.get_text() for t in ax.get_yticklabels()] == TGT[:2]
     with pytest.raises(ValueError, match="outside"):
-        viz.plot_attention_alignment(w, TGT[:2], SRC, [(2, 0)])
+        plot_attention_alignment(w, TGT[:2], SRC, [(2, 0)])

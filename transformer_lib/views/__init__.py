@@ -1,0 +1,43 @@
+"""The book's presentation layer: figures, interactive explorers, attention views.
+
+Nothing in :mod:`transformer_lib.components` or :mod:`transformer_lib.pipeline` imports
+this package, and ``import transformer_lib`` does not load it; importing this package
+itself loads no plotting or widget library. Import from the module that draws what you
+need:
+
+==========================  ===============================================================
+Module                      What it draws (chapters)
+==========================  ===============================================================
+``style``                   colour maps, the Okabe-Ito palette, font sizes and the helpers
+                            every figure shares (rows are queries, columns are keys)
+``architecture``            :func:`plot_architecture`, the paper's Figure 1 (1, 8)
+``curves``                  :func:`plot_curves` for measured curves (1, 3, 7, 9, 10, 12);
+                            :func:`plot_recurrence_vs_attention` (1);
+                            :func:`plot_dot_product_variance`,
+                            :func:`plot_softmax_saturation` (3)
+``embeddings``              :func:`plot_length_histogram`, :func:`plot_embedding_norms` (2)
+``attention_maps``          :func:`plot_attention` (3), :func:`plot_attention_heads` (4, 8),
+                            :func:`plot_attention_layers_heads`,
+                            :func:`plot_head_importance`, :func:`plot_head_statistics`,
+                            :func:`plot_attention_alignment` (11)
+``positions``               :func:`plot_positional_encoding`, :func:`plot_sinusoids`,
+                            :func:`plot_position_similarity`,
+                            :func:`plot_position_rotation` (5)
+``masks``                   :func:`plot_mask` (6, 12)
+``layer_norm``              :func:`plot_layer_norm_effect` (7)
+``training_curves``         :func:`plot_lr_schedule`, :func:`plot_label_smoothing`,
+                            :func:`plot_training_log` (9)
+``beam_search``             :func:`plot_beam_search` (10)
+``explorers``               sliders and text boxes that keep working in the static HTML
+                            book: one module per explorer, and ``explorers.frames`` for the
+                            live and precomputed machinery (3, 5, 6, 9, 11)
+``bertviz_views``           bertviz's head and model views, made to work offline (11)
+``notebook``                :func:`show_source`, :func:`setup_notebook`,
+                            :func:`markdown_table` for the chapter notebooks
+==========================  ===============================================================
+
+Example::
+
+    from transformer_lib.views.attention_maps import plot_attention_heads
+    from transformer_lib.views.explorers import attention_explorer
+"""

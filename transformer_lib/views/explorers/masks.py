@@ -1,0 +1,117 @@
+"""Padding and causal masks on a small padded batch, and the attention they allow (ch. 6)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .frames import (
+    _figure,
+    _LayoutMemo,
+    _live_explorer,
+    _static_explorer,
+    _style,
+    _want_static,
+    _widgets,
+    figure_to_png,
+)
+
+__all__ = ["MASK_BATCH", "mask_explorer"]
+
+
+MASK_BATCH = (
+    ("<bos>", "Ich", "bin", "müde", ".", "<pad>", "<pad>"),
+    ("<bos>", "Wo", "ist", "der", "Bahnhof", "?", "<pad>"),
+    ("<bos>", "Hallo", "!", "<pad>", "<pad>", "<pad>", "<pad>"),
+)
+
+
+def _mask_figure(batch: Sequence[Sequence[str]], padding: bool, causal: bool, row: int):
+    import torch
+
+    from ...components.attention import scaled_dot_product_attention
+    from ...components.masks import causal_mask, combine_masks, padding_mask
+    from ..attention_maps import plot_attention
+    from ..masks import plot_mask
+
+    vocab = {"<pad>": 0}
+    ids = torch.tensor([[vocab.setdefault(t, len(vocab)) for t in seq] for seq in batch])  # (B, T)
+    B, T = ids.shape
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(B, 1, T, 8, generator=gen) for _ in range(3))  # (B, H=1, T, Dk)
+    mask = combine_masks(
+        padding_mask(ids, pad_id=0) if padding else None,  # (B, 1, 1, T)
+        causal_mask(T) if causal else None,  # (1, 1, T, T)
+    )
+    _, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, 1, T, T)
+    full = torch.ones(B, 1, T, T, dtype=torch.bool)
+    shown = (full if mask is None else mask.expand(B, 1, T, T))[row, 0]  # (T, T)
+    tokens = list(batch[row])
+    name = " + ".join(n for n, on in (("padding", padding), ("causal", causal)) if on) or "none"
+    with _style():
+        fig = _figure((10.6, 4.3), layout="constrained")
+        ax0, ax1 = fig.subplots(1, 2)
+        plot_mask(shown, tokens, tokens, ax=ax0, title=f"Mask: {name}")
+        plot_attention(
+            weights[row, 0],
+            tokens,
+            tokens,
+            ax=ax1,
+            annotate=True,
+            title="Attention weights (each row sums to 1)",
+        )
+        fig.suptitle(f"Sentence {row} of a padded batch of {B}, random queries and keys")
+    return fig
+
+
+def mask_explorer(batch: Sequence[Sequence[str]] = MASK_BATCH, *, static: bool | None = None):
+    """Padding and causal masks on a small padded batch, and the attention they allow.
+
+    Chapter 6 (§3.2.3). Left: the boolean mask (True = may attend); right: the weights of
+    :func:`~transformer_lib.components.attention.scaled_dot_product_attention` with that mask, for
+    random queries and keys. Rows are queries, columns are keys.
+
+    Args:
+        batch: token sequences of equal length, padded with ``"<pad>"``.
+        static: force the precomputed (True) or the live (False) version.
+
+    Returns:
+        The explorer: padding on/off, causal on/off and a slider for the sentence
+        (static: 2 × 2 × ``len(batch)`` frames).
+    """
+    widgets = _widgets()
+    batch = [list(map(str, seq)) for seq in batch]
+    if not batch or len({len(s) for s in batch}) != 1:
+        raise ValueError("mask_explorer needs sequences of one common (padded) length")
+    pad = widgets.ToggleButtons(
+        options=["off", "on"], index=1, description="padding", style={"button_width": "50px"}
+    )
+    causal = widgets.ToggleButtons(
+        options=["off", "on"], index=1, description="causal", style={"button_width": "50px"}
+    )
+    row = widgets.IntSlider(
+        value=0, min=0, max=len(batch) - 1, description="sentence", continuous_update=True
+    )
+    controls = {"padding": pad, "causal": causal, "sentence": row}
+    title = "Attention masks"
+    description = "Switch the padding and causal masks on and off; slide through the batch."
+    rows = [widgets.HBox([pad, causal]), row]
+    if _want_static(static):
+        frames = [
+            [
+                [figure_to_png(_mask_figure(batch, bool(p), bool(c), r)) for r in range(len(batch))]
+                for c in (0, 1)
+            ]
+            for p in (0, 1)
+        ]
+        return _static_explorer(
+            widgets, title, description, rows, controls, [pad, causal, row], frames
+        )
+    row.continuous_update = False
+
+    memo = _LayoutMemo()
+
+    def draw() -> tuple[bytes, str]:
+        fig = _mask_figure(batch, pad.index == 1, causal.index == 1, row.value)
+        return memo.png(fig, key=row.value), ""
+
+    return _live_explorer(widgets, title, description, rows, controls, draw, [pad, causal, row])

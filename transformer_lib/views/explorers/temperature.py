@@ -1,0 +1,175 @@
+"""Softmax temperature: dividing the scores by τ sharpens or flattens attention (ch. 3)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .frames import (
+    _figure,
+    _LayoutMemo,
+    _live_explorer,
+    _static_explorer,
+    _style,
+    _want_static,
+    _widgets,
+    figure_to_png,
+)
+
+__all__ = ["TEMPERATURE_TOKENS", "temperature_explorer"]
+
+
+TEMPERATURE_TOKENS = ("The", "cat", "sat", "on", "the", "mat")
+_STATIC_TAUS = (1, 2, 4, 8, 16, 32, 64)
+
+
+def _plain(text: str) -> str:
+    """User text for a matplotlib label: ``$`` would start mathtext."""
+    return text.replace("$", r"\$")
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _temperature_scores(n: int, d_k: int, seed: int) -> np.ndarray:
+    """Raw dot products ``q · k`` of random unit-Gaussian vectors: std ≈ √d_k."""
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n, d_k))
+    k = rng.standard_normal((n, d_k))
+    return q @ k.T  # (n, n)
+
+
+def _temperature_figure(tokens: Sequence[str], d_k: int, tau: float, seed: int):
+    from ..attention_maps import plot_attention
+    from ..style import OKABE_ITO
+
+    n = len(tokens)
+    weights = _softmax(_temperature_scores(n, d_k, seed) / tau)
+    entropy = -(weights * np.log2(np.clip(weights, 1e-12, None))).sum(-1)
+    with _style():
+        fig = _figure((9.4, 4.3), layout="constrained")
+        ax0, ax1 = fig.subplots(1, 2, width_ratios=[1.55, 1])
+        marker = " = √d_k, the paper's scaling" if math.isclose(tau, math.sqrt(d_k)) else ""
+        plot_attention(
+            weights,
+            tokens,
+            tokens,
+            ax=ax0,
+            annotate=True,
+            title=f"softmax(q·k / τ) with τ = {tau:g}{marker}",
+        )
+        ax1.barh(np.arange(n), entropy, color=OKABE_ITO[0], height=0.6)
+        uniform = math.log2(n)
+        ax1.axvline(uniform, color="#666666", linestyle="--", linewidth=1.2)
+        ax1.set_xlim(0, uniform * 1.05)
+        ax1.set_ylim(n - 0.5, -0.5)  # same row order as the heatmap
+        ax1.set_yticks(np.arange(n), [_plain(t) for t in tokens])
+        ax1.text(
+            uniform,
+            -0.45,
+            "uniform ",
+            ha="right",
+            va="top",
+            rotation=90,
+            fontsize=9,
+            color="#444444",
+        )
+        ax1.set_xlabel("entropy of the row (bits)")
+        ax1.set_ylabel("query (attends from)")
+        ax1.set_title(f"Spread of each row: mean {entropy.mean():.2f} bits")
+        ax1.grid(axis="x", alpha=0.3)
+        fig.suptitle(
+            f"Random queries and keys, d_k = {d_k}: raw scores q·k have std ≈ √d_k = "
+            f"{math.sqrt(d_k):.3g}"
+        )
+    return fig
+
+
+def temperature_explorer(
+    tokens: Sequence[str] = TEMPERATURE_TOKENS,
+    d_k: int = 64,
+    *,
+    seed: int = 0,
+    static: bool | None = None,
+):
+    """Softmax temperature: how dividing the scores by τ sharpens or flattens attention.
+
+    Chapter 3. The scores are dot products of random ``d_k``-dimensional queries and keys
+    (std ≈ √d_k); the weights are ``softmax(scores / τ)``. τ = √d_k is the paper's
+    scaling (§3.2.1); τ → 0 gives a one-hot arg-max, τ → ∞ a uniform average. The right
+    panel shows each row's entropy in bits.
+
+    Args:
+        tokens: the token names (rows = queries, columns = keys).
+        d_k: key width; the static version uses it throughout.
+        seed: seed of the random queries and keys.
+        static: force the precomputed (True) or the live (False) version; default
+            :func:`static_mode`.
+
+    Returns:
+        The explorer (an ``ipywidgets.VBox``). Live: a τ slider and a ``d_k`` choice.
+        Static: a τ slider over 1, 2, 4, ..., 64 (seven frames).
+    """
+    widgets = _widgets()
+    tokens = [str(t) for t in tokens]
+    if len(tokens) < 2:
+        raise ValueError("temperature_explorer needs at least two tokens")
+    title = "Softmax temperature"
+    if _want_static(static):
+        taus = list(_STATIC_TAUS)
+        default = min(range(len(taus)), key=lambda i: abs(taus[i] - math.sqrt(d_k)))
+        labels = [f"{t:g} (√d_k)" if i == default else f"{t:g}" for i, t in enumerate(taus)]
+        tau = widgets.SelectionSlider(
+            options=labels,
+            index=default,
+            description="τ",
+            continuous_update=True,
+            layout=widgets.Layout(width="420px"),
+        )
+        frames = [figure_to_png(_temperature_figure(tokens, d_k, t, seed)) for t in taus]
+        return _static_explorer(
+            widgets,
+            title,
+            "Move the slider: divide the scores by τ before the softmax.",
+            [tau],
+            {"tau": tau},
+            [tau],
+            frames,
+        )
+    tau = widgets.FloatLogSlider(
+        value=math.sqrt(d_k),
+        base=2,
+        min=-2,
+        max=8,
+        step=0.25,
+        description="τ",
+        continuous_update=False,
+        readout_format=".3g",
+        layout=widgets.Layout(width="420px"),
+    )
+    dk = widgets.Dropdown(
+        options=sorted({4, 16, 64, 256, int(d_k)}),
+        value=int(d_k),
+        description="d_k",
+        layout=widgets.Layout(width="160px"),
+    )
+
+    memo = _LayoutMemo()
+
+    def draw() -> tuple[bytes, str]:
+        fig = _temperature_figure(tokens, dk.value, tau.value, seed)
+        return memo.png(fig, key=dk.value), ""
+
+    return _live_explorer(
+        widgets,
+        title,
+        "Divide the scores by τ before the softmax; change d_k to see why the paper picks √d_k.",
+        [widgets.HBox([tau, dk])],
+        {"tau": tau, "d_k": dk},
+        draw,
+        [tau, dk],
+    )

@@ -1,0 +1,99 @@
+"""A boolean attention mask drawn cell by cell: True = may attend (chapter 6)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from .style import (
+    _KEY_LABEL,
+    _QUERY_LABEL,
+    _figure_and_axes,
+    _integer_ticks,
+    _set_token_ticks,
+    _squeeze_to,
+    _styled,
+    _swap_hint,
+    _tick_fontsize,
+    _to_numpy,
+    _token_labels,
+)
+
+__all__ = ["plot_mask"]
+
+
+_ATTEND_COLOUR = "#0072B2"  # dark blue: may attend
+_BLOCKED_COLOUR = "#E8E8E8"  # light grey: blocked (also distinct in greyscale)
+
+
+@_styled
+def plot_mask(
+    mask: Any,
+    query_tokens: Sequence[Any] | None = None,
+    key_tokens: Sequence[Any] | None = None,
+    title: str = "Attention mask",
+    *,
+    ax: Axes | None = None,
+) -> Figure:
+    """Draw a boolean attention mask: True = may attend (blue), False = blocked (grey) (ch. 6).
+
+    Rows are queries, columns are keys, as in :func:`plot_attention`.
+
+    Args:
+        mask: ``(Tq, Tk)`` booleans (or 0/1). Leading size-1 axes are dropped, so
+            ``causal_mask(T)`` of shape ``(1, 1, T, T)`` works directly. A padding
+            mask with one row, ``(1, Tk)`` or ``(Tk,)``, is broadcast over the
+            queries when ``query_tokens`` is given, as attention broadcasts it.
+        query_tokens, key_tokens: labels for rows and columns.
+    """
+    func = "plot_mask"
+    arr = _to_numpy(mask)
+    while arr.ndim > 2 and arr.shape[0] == 1:
+        arr = arr[0]
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    arr = _squeeze_to(arr, 2, "mask", func, "(Tq, Tk)") if arr.ndim != 2 else arr
+    if arr.dtype != bool:
+        values = np.unique(arr)
+        if not np.isin(values, [0, 1]).all():
+            raise ValueError(
+                f"{func}: expected a boolean mask (True = may attend), got values "
+                f"{values[:6].tolist()}. For an additive mask of 0 / -inf pass (mask == 0)."
+            )
+        arr = arr.astype(bool)
+    if arr.shape[0] == 1 and query_tokens is not None and len(query_tokens) > 1:
+        arr = np.broadcast_to(arr, (len(query_tokens), arr.shape[1]))
+    tq, tk = arr.shape
+    hint = _swap_hint(query_tokens, key_tokens, tq, tk)
+    y_labels = _token_labels(query_tokens, tq, "query_tokens", func, hint)
+    x_labels = _token_labels(key_tokens, tk, "key_tokens", func, hint)
+
+    width = float(np.clip(0.42 * tk + 3.8, 5.0, 13.0))
+    height = float(np.clip(0.42 * tq + 1.8, 2.6, 10.0))
+    fig, ax = _figure_and_axes(ax, (width, height))
+    cm = ListedColormap([_BLOCKED_COLOUR, _ATTEND_COLOUR])
+    ax.imshow(arr.astype(int), cmap=cm, vmin=0, vmax=1, interpolation="nearest")
+    # White grid lines between cells make single cells countable.
+    ax.set_xticks(np.arange(-0.5, tk, 1), minor=True)
+    ax.set_yticks(np.arange(-0.5, tq, 1), minor=True)
+    ax.grid(which="minor", color="white", linewidth=1.5)
+    ax.tick_params(which="minor", length=0)
+    fontsize = _tick_fontsize(max(tq, tk), 0.42 * max(tq, tk))
+    _set_token_ticks(ax, x_labels, y_labels, fontsize)
+    if x_labels is None or y_labels is None:
+        _integer_ticks(ax)
+    ax.set_xlabel(_KEY_LABEL if x_labels is not None else f"{_KEY_LABEL}, position")
+    ax.set_ylabel(_QUERY_LABEL if y_labels is not None else f"{_QUERY_LABEL}, position")
+    ax.set_title(title)
+    handles = [
+        Patch(facecolor=_ATTEND_COLOUR, edgecolor="#555555", label="True: may attend"),
+        Patch(facecolor=_BLOCKED_COLOUR, edgecolor="#555555", label="False: blocked"),
+    ]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.03, 1.0), borderaxespad=0.0)
+    return fig

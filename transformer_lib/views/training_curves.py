@@ -1,0 +1,323 @@
+"""Figures of training (chapter 9): the learning-rate schedule, label smoothing, the log.
+
+:func:`plot_lr_schedule` draws the warm-up-then-decay schedule of §5.3,
+:func:`plot_label_smoothing` the smoothed target of §5.4 next to the one-hot one, and
+:func:`plot_training_log` loss, learning rate and throughput of a run against the step.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from .style import (
+    OKABE_ITO,
+    _figure_and_axes,
+    _integer_ticks,
+    _new_figure,
+    _squeeze_to,
+    _styled,
+    _to_numpy,
+    _token_labels,
+)
+
+__all__ = ["plot_lr_schedule", "plot_label_smoothing", "plot_training_log"]
+
+
+@_styled
+def plot_lr_schedule(
+    curves: Mapping[str, Any] | Any,
+    lrs: Any | None = None,
+    /,
+    *,
+    ax: Axes | None = None,
+    title: str = "Learning-rate schedule",
+    warmup_steps: int | Sequence[int] | None = None,
+    log_y: bool = False,
+    **named_curves: Any,
+) -> Figure:
+    """Learning rate against training step for one or more schedules (chapter 9).
+
+    Three call forms::
+
+        plot_lr_schedule(steps, lrs)                                   # one curve
+        plot_lr_schedule(steps, base=lrs512, tiny=lrs128)              # labelled curves
+        plot_lr_schedule({"d_model = 512": (steps, lrs512), "d_model = 128": (steps, lrs128)})
+
+    In the dict form a value may also be just the learning rates, for steps
+    ``1, 2, ...``. Everything after the curves is keyword-only.
+
+    Args:
+        warmup_steps: draw a dotted vertical line where warm-up ends (one or several).
+        log_y: logarithmic learning-rate axis.
+    """
+    func = "plot_lr_schedule"
+    series: list[tuple[str, np.ndarray, np.ndarray]] = []
+    if isinstance(curves, Mapping):
+        if named_curves or lrs is not None:
+            raise ValueError(f"{func}: give the curves as one dict or as keywords, not both.")
+        for label, value in curves.items():
+            if isinstance(value, tuple) and len(value) == 2:
+                x, y = (_to_numpy(v).astype(float).ravel() for v in value)
+            else:
+                y = _to_numpy(value).astype(float).ravel()
+                x = np.arange(1, y.size + 1, dtype=float)
+            series.append((str(label), x, y))
+    else:
+        if lrs is None and not named_curves:
+            raise ValueError(
+                f"{func}: pass plot_lr_schedule(steps, lrs), plot_lr_schedule(steps, label=lrs) "
+                "or plot_lr_schedule({label: (steps, lrs)})."
+            )
+        x = _to_numpy(curves).astype(float).ravel()
+        if lrs is not None:
+            series.append(("", x, _to_numpy(lrs).astype(float).ravel()))
+        for label, value in named_curves.items():
+            series.append((label, x, _to_numpy(value).astype(float).ravel()))
+    for label, x, y in series:
+        if x.shape != y.shape:
+            raise ValueError(
+                f"{func}: curve {label!r} has {x.size} steps but {y.size} learning rates."
+            )
+
+    fig, ax = _figure_and_axes(ax, (7.5, 4.2))
+    for label, x, y in series:
+        ax.plot(x, y, linewidth=2, label=label or None)
+    if warmup_steps is not None:
+        ws = [warmup_steps] if np.isscalar(warmup_steps) else list(warmup_steps)
+        for w in ws:
+            ax.axvline(w, color="#666666", linestyle=":", linewidth=1.2)
+            ax.annotate(
+                f"warm-up ends\n(step {int(w):,})"
+                if float(w).is_integer()
+                else f"warm-up ends\n(step {w})",
+                xy=(w, 0.0),
+                xycoords=("data", "axes fraction"),
+                xytext=(4, 4),
+                textcoords="offset points",
+                ha="left",
+                va="bottom",
+                fontsize=9,
+                color="#444444",
+            )
+    ax.set_xlabel("training step")
+    ax.set_ylabel("learning rate")
+    ax.set_title(title)
+    if log_y:
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
+        ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3), useMathText=True)
+    ax.set_xlim(left=0)
+    ax.grid(alpha=0.3)
+    if any(label for label, _, _ in series):
+        ax.legend(loc="upper right")
+    return fig
+
+
+@_styled
+def plot_label_smoothing(
+    target_dist: Any,
+    tokens: Sequence[Any] | None = None,
+    epsilon: float | None = None,
+    title: str | None = None,
+    *,
+    ax: Axes | None = None,
+    target: int | None = None,
+) -> Figure:
+    """Bars of the one-hot target next to the label-smoothed target distribution (ch. 9).
+
+    Label smoothing (§5.4) moves probability ``ε`` from the correct token to the
+    others; the chart shows both distributions over the vocabulary.
+
+    Args:
+        target_dist: ``(V,)`` smoothed target distribution (sums to 1).
+        tokens: ``V`` labels for the bars (default: token ids).
+        epsilon: shown in the title.
+        target: index of the correct token (default: the largest entry).
+    """
+    func = "plot_label_smoothing"
+    dist = _squeeze_to(target_dist, 1, "target_dist", func, "(V,)").astype(float)
+    total = float(dist.sum())
+    if not math.isclose(total, 1.0, abs_tol=1e-3):
+        raise ValueError(f"{func}: target_dist must sum to 1 (a distribution), got {total:.4f}.")
+    vocab = dist.size
+    labels = _token_labels(tokens, vocab, "tokens", func)
+    target = int(np.argmax(dist)) if target is None else int(target)
+    one_hot = np.zeros(vocab)
+    one_hot[target] = 1.0
+
+    fig, ax = _figure_and_axes(ax, (float(np.clip(0.55 * vocab + 3, 5.5, 13)), 4.2))
+    x = np.arange(vocab)
+    ax.bar(
+        x - 0.2,
+        one_hot,
+        width=0.4,
+        facecolor="white",
+        edgecolor=OKABE_ITO[6],
+        hatch="///",
+        linewidth=1.0,
+        label="one-hot target",
+    )
+    bars = ax.bar(x + 0.2, dist, width=0.4, color=OKABE_ITO[0], label="smoothed target")
+    if vocab <= 16:
+        ax.bar_label(bars, fmt="%.3g", fontsize=8, padding=2)
+    if labels is not None:
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels, rotation=45, ha="right", rotation_mode="anchor")
+        ax.set_xlabel("vocabulary token")
+    else:
+        _integer_ticks(ax)
+        ax.set_xlabel("vocabulary token id")
+    ax.set_ylabel("target probability")
+    ax.set_ylim(0, 1.12)
+    if title is None:
+        title = "Label smoothing" + (f" (ε = {epsilon:g})" if epsilon is not None else "")
+    ax.set_title(title)
+    ax.legend(loc="upper right")
+    return fig
+
+
+_LOG_KEYS = {
+    "step": ("step", "steps", "global_step"),
+    "loss": ("loss", "train_loss"),
+    "val_loss": ("val_loss", "valid_loss", "dev_loss", "validation_loss"),
+    "lr": ("lr", "learning_rate"),
+    "tokens_per_s": ("tokens_per_s", "tokens_per_sec", "tok_per_s", "tokens_per_second"),
+}
+
+
+def _log_columns(log: Any) -> dict[str, np.ndarray]:
+    """A training log (list of dicts, or dict of lists) as float columns, NaN where missing."""
+    if isinstance(log, Mapping):
+        cols = {k: list(v) for k, v in log.items()}
+        n = max((len(v) for v in cols.values()), default=0)
+        cols = {k: v + [None] * (n - len(v)) for k, v in cols.items()}
+    else:
+        rows = list(log)
+        keys = list(dict.fromkeys(k for row in rows for k in row))
+        cols = {k: [row.get(k) for row in rows] for k in keys}
+    out = {}
+    for k, v in cols.items():
+        try:
+            out[k] = np.array([np.nan if x is None else float(x) for x in v], dtype=float)
+        except (TypeError, ValueError):
+            continue  # non-numeric columns (timestamps, notes) are not plotted
+    return out
+
+
+def _find(cols: dict[str, np.ndarray], kind: str) -> np.ndarray | None:
+    for key in _LOG_KEYS[kind]:
+        if key in cols and np.isfinite(cols[key]).any():
+            return cols[key]
+    return None
+
+
+def _ema(x: np.ndarray, weight: float) -> np.ndarray:
+    out = np.empty_like(x)
+    acc = np.nan
+    for i, v in enumerate(x):
+        if np.isfinite(v):
+            acc = v if not np.isfinite(acc) else weight * acc + (1 - weight) * v
+        out[i] = acc
+    return out
+
+
+@_styled
+def plot_training_log(
+    log: Sequence[Mapping[str, Any]] | Mapping[str, Sequence[Any]],
+    title: str = "Training progress",
+    *,
+    smooth: float = 0.0,
+    show_throughput: bool = True,
+) -> Figure:
+    """Loss (train and validation), learning rate and throughput against step (chapter 9).
+
+    Panels, sharing the x axis "training step": loss in nats per token, then
+    learning rate if the log has one, then tokens per second if present.
+
+    Args:
+        log: a list of dicts (one per logging step) or a dict of lists. Recognised
+            keys: ``step``, ``loss``/``train_loss``, ``val_loss``, ``lr``,
+            ``tokens_per_s``. Entries may be missing or ``None`` (e.g. validation
+            loss only every few steps).
+        smooth: exponential-moving-average weight in ``[0, 1)`` for the training
+            loss; the raw curve stays visible, faded.
+        show_throughput: add the tokens-per-second panel when the log has it.
+    """
+    cols = _log_columns(log)
+    loss, val = _find(cols, "loss"), _find(cols, "val_loss")
+    if loss is None and val is None:
+        raise ValueError(
+            f"plot_training_log: no loss in the log; keys found: {sorted(cols)}. "
+            "Expected 'loss' (or 'train_loss') and optionally 'val_loss'."
+        )
+    if not 0.0 <= smooth < 1.0:
+        raise ValueError(f"plot_training_log: smooth must be in [0, 1), got {smooth}.")
+    n = len(next(iter(cols.values())))
+    steps = _find(cols, "step")
+    if steps is None:
+        steps = np.arange(1, n + 1, dtype=float)
+    lr = _find(cols, "lr")
+    tps = _find(cols, "tokens_per_s") if show_throughput else None
+    extra = [c for c in (lr, tps) if c is not None]
+    fig, axes = _new_figure(
+        (8.0, 3.6 + 1.8 * len(extra)),
+        1 + len(extra),
+        1,
+        sharex=True,
+        squeeze=False,
+        height_ratios=[2] + [1] * len(extra),
+    )
+    axes = axes[:, 0]
+    ax = axes[0]
+    if loss is not None:
+        ok = np.isfinite(loss)
+        if smooth > 0:
+            ax.plot(steps[ok], loss[ok], color=OKABE_ITO[0], alpha=0.3, linewidth=1)
+            ax.plot(
+                steps[ok],
+                _ema(loss[ok], smooth),
+                color=OKABE_ITO[0],
+                linewidth=2,
+                label=f"training (EMA {smooth:g})",
+            )
+        else:
+            ax.plot(steps[ok], loss[ok], color=OKABE_ITO[0], linewidth=1.8, label="training")
+    if val is not None:
+        ok = np.isfinite(val)
+        ax.plot(
+            steps[ok],
+            val[ok],
+            color=OKABE_ITO[1],
+            marker="o",
+            markersize=4,
+            linewidth=1.8,
+            label="validation",
+        )
+    ax.set_ylabel("loss (nats per token)")
+    ax.legend(loc="upper right")
+    ax.grid(alpha=0.3)
+    panel = 1
+    if lr is not None:
+        ok = np.isfinite(lr)
+        axes[panel].plot(steps[ok], lr[ok], color=OKABE_ITO[2], linewidth=1.8)
+        axes[panel].set_ylabel("learning rate")
+        axes[panel].ticklabel_format(axis="y", style="sci", scilimits=(-3, 3), useMathText=True)
+        axes[panel].set_ylim(bottom=0)
+        axes[panel].grid(alpha=0.3)
+        panel += 1
+    if tps is not None:
+        ok = np.isfinite(tps)
+        axes[panel].plot(steps[ok], tps[ok], color=OKABE_ITO[3], linewidth=1.8)
+        axes[panel].set_ylabel("tokens per second")
+        axes[panel].set_ylim(bottom=0)
+        axes[panel].grid(alpha=0.3)
+    axes[-1].set_xlabel("training step")
+    fig.suptitle(title)
+    return fig
