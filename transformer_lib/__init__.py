@@ -20,6 +20,7 @@ Masks are boolean, **True = may attend**, and broadcast to ``(B, H, Tq, Tk)``.
 from .components import (
     Decoder,
     DecoderLayer,
+    DecoderOnlyTransformer,
     Encoder,
     EncoderLayer,
     KVCache,
@@ -72,6 +73,7 @@ __all__ = [
     "train",
     "Decoder",
     "DecoderLayer",
+    "DecoderOnlyTransformer",
     "Encoder",
     "EncoderLayer",
     "KVCache",

@@ -2,7 +2,8 @@
 
 ``embedding`` (§3.4) → ``attention`` (§3.2.1) → ``multihead`` (§3.2.2) → ``positional``
 (§3.5) → ``masks`` → ``feedforward`` (§3.3 and the residual sub-layer of §3.1) →
-``layers`` (encoder and decoder layers and stacks) → ``model`` (the encoder–decoder).
+``layers`` (encoder and decoder layers and stacks) → ``model`` (the encoder–decoder) →
+``decoder_only`` (the same parts as one causal stack, without the encoder).
 ``config`` holds the hyper-parameters; ``reference`` bridges to PyTorch's own
 ``nn.MultiheadAttention`` and ``nn.Transformer`` for parity checks.
 
@@ -11,10 +12,11 @@ These modules import only torch and each other: never the pipeline or the views.
 
 from .attention import scaled_dot_product_attention
 from .config import TransformerConfig
+from .decoder_only import DecoderOnlyTransformer
 from .embedding import TokenEmbedding
 from .feedforward import PositionwiseFeedForward, SublayerConnection
 from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, KVCache
-from .masks import causal_mask, combine_masks, decoder_mask, padding_mask
+from .masks import causal_mask, combine_masks, decoder_mask, padding_mask, prefix_lm_mask
 from .model import Transformer, count_parameters, paper_parameter_counts
 from .multihead import MultiHeadAttention
 from .positional import (
@@ -26,6 +28,7 @@ from .positional import (
 __all__ = [
     "Decoder",
     "DecoderLayer",
+    "DecoderOnlyTransformer",
     "Encoder",
     "EncoderLayer",
     "KVCache",
@@ -43,6 +46,7 @@ __all__ = [
     "decoder_mask",
     "padding_mask",
     "paper_parameter_counts",
+    "prefix_lm_mask",
     "scaled_dot_product_attention",
     "sinusoidal_positional_encoding",
 ]

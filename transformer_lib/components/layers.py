@@ -18,6 +18,10 @@ class EncoderLayer(nn.Module):
     """Self-attention → FFN, each wrapped in residual + dropout + LayerNorm.
 
     Shape: ``x (B, S, D)``, ``mask (B, 1, 1, S)`` → ``(B, S, D)`` and weights ``(B, H, S, S)``.
+
+    With a causal mask this is exactly the block of a decoder-only model (self-attention and
+    FFN, no cross-attention); ``cache`` (a dict, one per layer) then keeps the keys and values
+    of earlier positions for incremental decoding, as in :class:`DecoderLayer`.
     """
 
     def __init__(self, config: TransformerConfig):
@@ -28,8 +32,17 @@ class EncoderLayer(nn.Module):
         self.attn_block = SublayerConnection(c.d_model, c.dropout, c.norm_first, c.layer_norm_eps)
         self.ffn_block = SublayerConnection(c.d_model, c.dropout, c.norm_first, c.layer_norm_eps)
 
-    def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False):
-        x, weights = self.attn_block(x, lambda h: self.self_attn(h, h, h, mask, need_weights))
+    def forward(
+        self,
+        x: Tensor,
+        mask: Tensor | None = None,
+        need_weights: bool = False,
+        cache: dict | None = None,
+    ):
+        self_cache = None if cache is None else cache.setdefault("self", {})
+        x, weights = self.attn_block(
+            x, lambda h: self.self_attn(h, h, h, mask, need_weights, cache=self_cache)
+        )
         x, _ = self.ffn_block(x, self.ffn)
         return x, weights
 
@@ -77,21 +90,38 @@ class DecoderLayer(nn.Module):
 
 
 class Encoder(nn.Module):
-    """N encoder layers (plus a final LayerNorm in pre-LN, where the stack ends un-normed)."""
+    """N encoder layers (plus a final LayerNorm in pre-LN, where the stack ends un-normed).
 
-    def __init__(self, config: TransformerConfig):
+    Args:
+        config: the hyper-parameters.
+        n_layers: number of layers; default ``config.n_encoder_layers``. The decoder-only
+            model reuses this stack with ``config.n_decoder_layers`` causal layers.
+
+    Shape: ``x (B, S, D)``, ``mask`` broadcastable to ``(B, 1, S, S)`` → ``(B, S, D)``.
+    With a :class:`KVCache` (incremental decoding), ``x`` holds only the new positions.
+    """
+
+    def __init__(self, config: TransformerConfig, n_layers: int | None = None):
         super().__init__()
-        self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.n_encoder_layers))
+        n = config.n_encoder_layers if n_layers is None else n_layers
+        self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(n))
         self.norm = (
             nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
             if config.norm_first
             else nn.Identity()
         )
 
-    def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False):
+    def forward(
+        self,
+        x: Tensor,
+        mask: Tensor | None = None,
+        need_weights: bool = False,
+        cache: KVCache | None = None,
+    ):
         weights = []
-        for layer in self.layers:
-            x, w = layer(x, mask, need_weights)
+        for i, layer in enumerate(self.layers):
+            layer_cache = None if cache is None else cache.layers[i]
+            x, w = layer(x, mask, need_weights, layer_cache)
             weights.append(w)
         return self.norm(x), weights  # (B, S, D), N × (B, H, S, S) or None
 

@@ -14,6 +14,37 @@ from .positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
 ATTENTION_KINDS = ("encoder", "decoder", "cross")
 
 
+def init_parameters(
+    model: nn.Module, embeddings, generator: nn.Linear, config: TransformerConfig
+) -> None:
+    """The library's initialisation, shared by the encoder–decoder and the decoder-only model.
+
+    Xavier-uniform for every matrix except embeddings; token embeddings ``N(0, d_model^-0.5)``
+    with a zero ``<pad>`` row; a zero output bias. Tie the output weight *after* this call.
+    """
+    for name, p in model.named_parameters():
+        if p.dim() > 1 and "embed" not in name:
+            nn.init.xavier_uniform_(p)
+    for emb in embeddings:
+        # std d_model^-0.5: after the √d_model scale each embedding has unit-size entries.
+        nn.init.normal_(emb.weight, std=config.d_model**-0.5)
+        with torch.no_grad():
+            emb.weight[config.pad_id].zero_()
+    nn.init.zeros_(generator.bias)
+
+
+def check_id_matrix(ids: Tensor, name: str) -> None:
+    """Raise a clear error unless ``ids`` is a non-empty ``(batch, length)`` tensor."""
+    if not isinstance(ids, Tensor) or ids.dim() != 2:
+        shape = tuple(ids.shape) if isinstance(ids, Tensor) else type(ids).__name__
+        raise ValueError(
+            f"{name} must be a (batch, length) tensor of token ids, got {shape}. "
+            f"For one sentence use ids.unsqueeze(0)."
+        )
+    if ids.size(1) == 0:
+        raise ValueError(f"{name} is empty (length 0); it needs at least one token.")
+
+
 class Transformer(nn.Module):
     """Token ids in, next-token logits out.
 
@@ -55,26 +86,11 @@ class Transformer(nn.Module):
             self.generator.weight = self.tgt_embed.weight
 
     def _reset_parameters(self) -> None:
-        for name, p in self.named_parameters():
-            if p.dim() > 1 and "embed" not in name:
-                nn.init.xavier_uniform_(p)
-        for emb in {self.src_embed, self.tgt_embed}:
-            # std d_model^-0.5: after the √d_model scale each embedding has unit-size entries.
-            nn.init.normal_(emb.weight, std=self.config.d_model**-0.5)
-            with torch.no_grad():
-                emb.weight[self.config.pad_id].zero_()
-        nn.init.zeros_(self.generator.bias)
+        init_parameters(self, {self.src_embed, self.tgt_embed}, self.generator, self.config)
 
     # ---- helpers -------------------------------------------------------------------------
     def _check_ids(self, ids: Tensor, name: str) -> None:
-        if not isinstance(ids, Tensor) or ids.dim() != 2:
-            shape = tuple(ids.shape) if isinstance(ids, Tensor) else type(ids).__name__
-            raise ValueError(
-                f"{name} must be a (batch, length) tensor of token ids, got {shape}. "
-                f"For one sentence use ids.unsqueeze(0)."
-            )
-        if ids.size(1) == 0:
-            raise ValueError(f"{name} is empty (length 0); it needs at least one token.")
+        check_id_matrix(ids, name)
 
     def _embed(self, embed: TokenEmbedding, ids: Tensor, offset: int = 0) -> Tensor:
         return self.embed_dropout(self.positional(embed(ids), offset))  # (B, L, D)

@@ -14,7 +14,9 @@ import torch
 from torch import Tensor, nn
 
 from .config import TransformerConfig
-from .layers import DecoderLayer, EncoderLayer
+from .decoder_only import DecoderOnlyTransformer
+from .layers import DecoderLayer, Encoder, EncoderLayer
+from .masks import causal_mask
 from .model import Transformer
 from .multihead import MultiHeadAttention
 
@@ -132,3 +134,53 @@ def torch_reference_logits(
         memory_key_padding_mask=src == pad,
     )
     return model.generator(out)
+
+
+def torch_encoder_from(stack: Encoder) -> nn.TransformerEncoder:
+    """An ``nn.TransformerEncoder`` (batch_first) holding the same layer weights as ``stack``.
+
+    Its optional final norm mirrors ours: a copy of ``stack.norm`` in pre-LN, none in
+    post-LN (where this library's stack ends with the last layer's own LayerNorm).
+    """
+    first: EncoderLayer = stack.layers[0]
+    pre_ln = isinstance(stack.norm, nn.LayerNorm)
+    d_model = first.self_attn.d_model
+    with warnings.catch_warnings():  # its note that pre-LN disables nested tensors
+        warnings.simplefilter("ignore", UserWarning)
+        layer = nn.TransformerEncoderLayer(
+            d_model,
+            first.self_attn.n_heads,
+            dim_feedforward=first.ffn.linear1.out_features,
+            dropout=first.self_attn.dropout,
+            layer_norm_eps=first.attn_block.norm.eps,
+            batch_first=True,
+            norm_first=first.attn_block.norm_first,
+        )
+        norm = nn.LayerNorm(d_model, eps=stack.norm.eps) if pre_ln else None
+        ref = nn.TransformerEncoder(layer, len(stack.layers), norm=norm, enable_nested_tensor=False)
+    ref.use_nested_tensor = False  # keep padded positions dense, as ours are
+    for ours, theirs in zip(stack.layers, ref.layers):
+        _copy_encoder_layer(ours, theirs)
+    if pre_ln:
+        _copy_linear(stack.norm, ref.norm)
+    return ref.train(stack.training)
+
+
+def torch_decoder_only_from(model: DecoderOnlyTransformer) -> nn.TransformerEncoder:
+    """``nn.TransformerEncoder`` with the weights of ``model``'s blocks (see
+    :func:`torch_decoder_only_hidden` for running it with a causal mask)."""
+    return torch_encoder_from(model.blocks)
+
+
+def torch_decoder_only_hidden(
+    model: DecoderOnlyTransformer, ref: nn.TransformerEncoder, ids: Tensor
+) -> Tensor:
+    """Hidden states ``(B, T, D)`` of ``ref`` on our embedded ``ids``, causal and padding
+    masks converted to PyTorch's convention; compare with ``model.hidden_states(ids)``."""
+    T = ids.size(1)
+    x = model.embed_dropout(model.positional(model.embed(ids)))  # (B, T, D)
+    return ref(
+        x,
+        mask=to_torch_mask(causal_mask(T, device=ids.device)[0, 0]),  # (T, T), True = blocked
+        src_key_padding_mask=ids == model.config.pad_id,  # (B, T), True = blocked
+    )
