@@ -5,6 +5,8 @@
 warm-up schedule, §5.3–5.4) → ``training`` (the loop) → ``checkpoints`` (files that
 resume exactly) → ``decoding`` (greedy and beam search) → ``evaluation`` (BLEU, chrF) →
 ``pretrained`` (the shipped model) → ``cli`` (``python -m transformer_lib``).
+For the decoder-only model: ``lm_batching`` (``English <sep> German <eos>`` sequences and
+their loss) and ``generation`` (sampling, and greedy/beam translation).
 
 The pipeline uses the components and knows nothing of plotting or widgets.
 """
@@ -12,12 +14,15 @@ The pipeline uses the components and knows nothing of plotting or widgets.
 from .checkpoints import CheckpointError, MissingCheckpointError
 from .decoding import beam_search, greedy_decode
 from .evaluation import evaluate_pairs
+from .generation import generate, next_token_distribution, translate_decoder_only
+from .lm_batching import DecoderOnlyDataset, collate_decoder_only, decoder_only_loss
 from .objectives import LabelSmoothingLoss, NoamSchedule, noam_lr
 from .pretrained import Translator, load_pretrained
 from .training import Trainer, TrainingConfig, train
 
 __all__ = [
     "CheckpointError",
+    "DecoderOnlyDataset",
     "LabelSmoothingLoss",
     "MissingCheckpointError",
     "NoamSchedule",
@@ -25,9 +30,14 @@ __all__ = [
     "TrainingConfig",
     "Translator",
     "beam_search",
+    "collate_decoder_only",
+    "decoder_only_loss",
     "evaluate_pairs",
+    "generate",
     "greedy_decode",
     "load_pretrained",
+    "next_token_distribution",
     "noam_lr",
     "train",
+    "translate_decoder_only",
 ]

@@ -29,6 +29,7 @@ from .batching import pad_sequences
 __all__ = [
     "Hypothesis",
     "beam_search",
+    "beam_search_loop",
     "greedy_decode",
     "length_penalty",
     "max_output_length",
@@ -73,10 +74,11 @@ def _check_src(model, src: Tensor) -> None:
         )
 
 
-def _never_generate(logits: Tensor, config) -> Tensor:
-    """Rule out ``<pad>`` and ``<bos>`` as outputs: they are inputs, never predictions."""
+def _never_generate(logits: Tensor, config, extra: tuple[int, ...] = ()) -> Tensor:
+    """Rule out ``<pad>`` and ``<bos>`` (and ``extra`` ids, e.g. ``<sep>``) as outputs:
+    they are inputs, never predictions."""
     logits = logits.clone()
-    logits[:, [config.pad_id, config.bos_id]] = float("-inf")
+    logits[:, [config.pad_id, config.bos_id, *extra]] = float("-inf")
     return logits
 
 
@@ -144,6 +146,84 @@ class Hypothesis:
     score: float
 
 
+def beam_search_loop(
+    step,
+    reorder,
+    start: Tensor,
+    batch_size: int,
+    beam_size: int,
+    max_new_tokens: int,
+    alpha: float,
+    config,
+    never: tuple[int, ...] = (),
+) -> list[list[Hypothesis]]:
+    """The search of :func:`beam_search`, for any model that extends a start sequence.
+
+    Args:
+        step: ``step(ys)`` → next-token logits ``(B·K, V)`` for the hypotheses ``ys
+            (B·K, t)`` (row ``b·K + k`` is beam k of sentence b); a cached model feeds only
+            what it has not seen yet.
+        reorder: ``reorder(rows)`` makes any cached state follow the kept hypotheses.
+        start: ``(B·K, t0)`` ids every hypothesis starts with (``<bos>``, or a prompt).
+        batch_size, beam_size: B and K.
+        max_new_tokens: most tokens to add (``<eos>`` included).
+        alpha: length-penalty exponent; ``|Y|`` counts the added tokens.
+        config: the model config (``pad_id``, ``bos_id``, ``eos_id``, ``vocab_size``).
+        never: ids never to generate besides ``<pad>`` and ``<bos>``.
+
+    Returns:
+        For each sentence, its finished :class:`Hypothesis` list (unsorted); ``tokens``
+        include ``start``.
+    """
+    c, B, K, device = config, batch_size, beam_size, start.device
+    limit = max_new_tokens + 1
+    ys = start
+    # Only beam 0 is live at the start; the others are copies that must not be chosen.
+    beam_logp = torch.full((B, K), float("-inf"), device=device)
+    beam_logp[:, 0] = 0.0
+    finished: list[list[Hypothesis]] = [[] for _ in range(B)]
+    done = [False] * B
+    V = c.vocab_size
+    for t in range(1, limit):
+        logits = step(ys)  # (B·K, V)
+        logp = F.log_softmax(_never_generate(logits.float(), c, never), dim=-1).view(B, K, V)
+        cand = (beam_logp.unsqueeze(-1) + logp).view(B, K * V)  # (B, K·V) prefix + next
+        top_logp, top_idx = cand.topk(min(2 * K, K * V), dim=-1)  # (B, 2K)
+        top_beam, top_tok = top_idx // V, top_idx % V
+        last_step = t == limit - 1
+        new_beam = [[0] * K for _ in range(B)]  # which live prefix each new beam extends
+        new_tok = [[c.pad_id] * K for _ in range(B)]
+        new_logp = [[float("-inf")] * K for _ in range(B)]
+        top_logp_l, top_beam_l, top_tok_l = top_logp.tolist(), top_beam.tolist(), top_tok.tolist()
+        for b in range(B):
+            if done[b]:
+                continue
+            kept = 0
+            for lp, k, tok in zip(top_logp_l[b], top_beam_l[b], top_tok_l[b]):
+                if lp == float("-inf"):
+                    break
+                if tok == c.eos_id or last_step:
+                    if len(finished[b]) < K:  # as in fairseq: stop once K have finished
+                        seq = ys[b * K + k].tolist() + [tok]
+                        finished[b].append(Hypothesis(seq, lp, lp / length_penalty(t, alpha)))
+                elif kept < K:
+                    new_beam[b][kept], new_tok[b][kept], new_logp[b][kept] = k, tok, lp
+                    kept += 1
+                if kept == K and (len(finished[b]) >= K or not last_step):
+                    break
+            if len(finished[b]) >= K or last_step:
+                done[b] = True
+                new_logp[b] = [float("-inf")] * K
+        if all(done):
+            break
+        rows = torch.tensor([b * K + k for b in range(B) for k in new_beam[b]], device=device)
+        chosen = torch.tensor(new_tok, device=device).view(-1, 1)  # (B·K, 1)
+        ys = torch.cat([ys.index_select(0, rows), chosen], dim=1)
+        reorder(rows)
+        beam_logp = torch.tensor(new_logp, device=device)  # (B, K)
+    return finished
+
+
 @torch.no_grad()
 def beam_search(
     model,
@@ -187,50 +267,12 @@ def beam_search(
     memory = memory.repeat_interleave(K, dim=0)  # (B·K, S, D): row b·K + k is beam k of b
     src_mask = src_mask.repeat_interleave(K, dim=0)
     cache = model.new_cache()
-    ys = torch.full((B * K, 1), c.bos_id, dtype=torch.long, device=device)  # (B·K, t)
-    # Only beam 0 is live at the start; the others are copies that must not be chosen.
-    beam_logp = torch.full((B, K), float("-inf"), device=device)
-    beam_logp[:, 0] = 0.0
-    finished: list[list[Hypothesis]] = [[] for _ in range(B)]
-    done = [False] * B
-    V = c.vocab_size
-    for t in range(1, limit):
-        logits = model.decode(ys[:, -1:], memory, src_mask, cache=cache)[:, -1]  # (B·K, V)
-        logp = F.log_softmax(_never_generate(logits.float(), c), dim=-1).view(B, K, V)
-        cand = (beam_logp.unsqueeze(-1) + logp).view(B, K * V)  # (B, K·V) prefix + next
-        top_logp, top_idx = cand.topk(min(2 * K, K * V), dim=-1)  # (B, 2K)
-        top_beam, top_tok = top_idx // V, top_idx % V
-        last_step = t == limit - 1
-        new_beam = [[0] * K for _ in range(B)]  # which live prefix each new beam extends
-        new_tok = [[c.pad_id] * K for _ in range(B)]
-        new_logp = [[float("-inf")] * K for _ in range(B)]
-        top_logp_l, top_beam_l, top_tok_l = top_logp.tolist(), top_beam.tolist(), top_tok.tolist()
-        for b in range(B):
-            if done[b]:
-                continue
-            kept = 0
-            for lp, k, tok in zip(top_logp_l[b], top_beam_l[b], top_tok_l[b]):
-                if lp == float("-inf"):
-                    break
-                if tok == c.eos_id or last_step:
-                    if len(finished[b]) < K:  # as in fairseq: stop once K have finished
-                        seq = ys[b * K + k].tolist() + [tok]
-                        finished[b].append(Hypothesis(seq, lp, lp / length_penalty(t, alpha)))
-                elif kept < K:
-                    new_beam[b][kept], new_tok[b][kept], new_logp[b][kept] = k, tok, lp
-                    kept += 1
-                if kept == K and (len(finished[b]) >= K or not last_step):
-                    break
-            if len(finished[b]) >= K or last_step:
-                done[b] = True
-                new_logp[b] = [float("-inf")] * K
-        if all(done):
-            break
-        rows = torch.tensor([b * K + k for b in range(B) for k in new_beam[b]], device=device)
-        chosen = torch.tensor(new_tok, device=device).view(-1, 1)  # (B·K, 1)
-        ys = torch.cat([ys.index_select(0, rows), chosen], dim=1)
-        cache.reorder(rows)
-        beam_logp = torch.tensor(new_logp, device=device)  # (B, K)
+    start = torch.full((B * K, 1), c.bos_id, dtype=torch.long, device=device)  # (B·K, 1)
+
+    def step(ys: Tensor) -> Tensor:  # the newest token of every hypothesis → (B·K, V)
+        return model.decode(ys[:, -1:], memory, src_mask, cache=cache)[:, -1]
+
+    finished = beam_search_loop(step, cache.reorder, start, B, K, limit - 1, alpha, c)
     results = [sorted(h, key=lambda x: x.score, reverse=True) for h in finished]
     if return_hypotheses:
         return [r[:n_best] for r in results]
