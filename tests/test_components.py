@@ -1,5 +1,6 @@
 """Each component against PyTorch's own implementation, and its defining properties."""
 
+import inspect
 import math
 
 import pytest
@@ -17,6 +18,8 @@ from transformer_lib import (
     scaled_dot_product_attention,
     sinusoidal_positional_encoding,
 )
+from transformer_lib.components.feedforward import SublayerConnection
+from transformer_lib.components.layers import Decoder, DecoderLayer, Encoder, EncoderLayer
 from transformer_lib.components.positional import (
     LearnedPositionalEncoding,
     SinusoidalPositionalEncoding,
@@ -220,3 +223,35 @@ def test_config_presets():
     assert (big.d_model, big.d_ff, big.n_heads, big.dropout) == (1024, 4096, 16, 0.3)
     assert tiny.d_model < base.d_model and base.d_head == 64
     assert TransformerConfig.from_dict(tiny.to_dict()) == tiny
+
+
+def _presets():
+    """Every classmethod of TransformerConfig that builds a config with its defaults."""
+    out = {"TransformerConfig()": TransformerConfig()}
+    for name, attr in vars(TransformerConfig).items():
+        if isinstance(attr, classmethod) and name != "from_dict":
+            out[f"TransformerConfig.{name}()"] = getattr(TransformerConfig, name)()
+    return out
+
+
+def test_every_preset_and_default_is_post_ln_as_in_the_paper():
+    presets = _presets()
+    names = {f"TransformerConfig.{name}()" for name in ("base", "big", "tiny")}
+    assert names <= set(presets)
+    pre_ln = [name for name, cfg in presets.items() if cfg.norm_first is not False]
+    assert not pre_ln, f"pre-LN by default: {pre_ln}"
+    # The defaults themselves, so that flipping one fails here.
+    assert inspect.signature(TransformerConfig).parameters["norm_first"].default is False
+    assert TransformerConfig.__dataclass_fields__["norm_first"].default is False
+    sublayer = inspect.signature(SublayerConnection).parameters["norm_first"]
+    assert sublayer.default is False
+    for layer in (EncoderLayer, DecoderLayer, Encoder, Decoder):
+        param = inspect.signature(layer).parameters.get("norm_first")
+        assert param is None or param.default is False, layer.__name__
+    # And what gets built from a default config: post-LN blocks, no final LayerNorm.
+    cfg = TransformerConfig.tiny(50, d_model=16, n_heads=2, d_ff=32)
+    blocks = [EncoderLayer(cfg).attn_block, DecoderLayer(cfg).cross_block]
+    assert all(block.norm_first is False for block in blocks)
+    assert isinstance(Encoder(cfg).norm, torch.nn.Identity)
+    assert isinstance(Decoder(cfg).norm, torch.nn.Identity)
+    assert SublayerConnection(16).norm_first is False

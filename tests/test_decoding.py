@@ -21,10 +21,12 @@ from transformer_lib.pipeline.decoding import (
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 
 
-def small_model(seed: int = 0, max_len: int = 20, vocab: int = 50) -> Transformer:
+def small_model(
+    seed: int = 0, max_len: int = 20, vocab: int = 50, positional: str = "sinusoidal"
+) -> Transformer:
     torch.manual_seed(seed)
     cfg = TransformerConfig.tiny(
-        vocab, d_model=32, n_heads=4, d_ff=64, dropout=0.0, max_len=max_len
+        vocab, d_model=32, n_heads=4, d_ff=64, dropout=0.0, max_len=max_len, positional=positional
     )
     return Transformer(cfg).eval()
 
@@ -84,8 +86,11 @@ def chain(rows: dict[int, dict[int, float]], V: int) -> list[list[float]]:
 # --------------------------------------------------------------------------------------
 
 
-def test_cached_logits_equal_full_recomputation():
-    model = small_model()
+@pytest.mark.parametrize("positional", ["sinusoidal", "learned"])
+def test_cached_logits_equal_full_recomputation(positional):
+    """Step-by-step decoding with the cache gives the full pass's logits: each new token
+    gets the position after the cached ones, for the fixed and the learned encoding."""
+    model = small_model(positional=positional)
     src = sources()
     tgt = torch.randint(4, 50, (3, 7), generator=torch.Generator().manual_seed(2))
     tgt[:, 0] = BOS

@@ -130,8 +130,9 @@ def test_return_attention_shapes_and_rows_are_distributions():
     assert torch.all(attn["decoder"][1][:, :, 0, 1:] == 0)  # first target step sees only itself
 
 
-def test_incremental_decoding_with_cache_matches_full_pass():
-    model = make_model()
+@pytest.mark.parametrize("positional", ["sinusoidal", "learned"])
+def test_incremental_decoding_with_cache_matches_full_pass(positional):
+    model = make_model(positional=positional)
     src, tgt = batch()
     tgt = tgt.clamp(min=4)
     memory, src_mask = model.encode(src)
