@@ -19,6 +19,7 @@ from ..components.config import TransformerConfig
 from ..components.model import Transformer, count_parameters
 
 __all__ = [
+    "average_checkpoints",
     "CHECKPOINT_FORMAT",
     "CheckpointError",
     "MissingCheckpointError",
@@ -123,13 +124,62 @@ def save_checkpoint(
             ckpt["scheduler"] = scheduler.state_dict()
     elif "rng" in ckpt["state"]:
         del ckpt["state"]["rng"]
+    _save_atomic(ckpt, path)
+    return path
+
+
+def average_checkpoints(
+    paths: list[str | os.PathLike], out: str | os.PathLike | None = None
+) -> dict[str, Any]:
+    """Average the weights of several checkpoints of one run (§6.1 of the paper).
+
+    The paper's base models average the last 5 checkpoints, written 10 minutes apart.
+    All checkpoints must share one model config and tokenizer. The result keeps the
+    newest checkpoint's config, tokenizer and training state (without optimiser state),
+    records ``state["averaged_from"]`` and, if ``out`` is given, is written there.
+
+    Returns:
+        The averaged checkpoint dict (loadable with :func:`load_model` once saved).
+
+    Raises:
+        ValueError: No paths, or checkpoints of different models or tokenizers.
+    """
+    if not paths:
+        raise ValueError("average_checkpoints needs at least one checkpoint file.")
+    ckpts = [load_checkpoint(p) for p in paths]
+    first = ckpts[0]
+    for path, ck in zip(paths, ckpts):
+        if ck["config"] != first["config"] or set(ck["model"]) != set(first["model"]):
+            raise ValueError(f"{path} is a different model from {paths[0]}; average one run.")
+        if ck.get("tokenizer", {}).get("sha256") != first.get("tokenizer", {}).get("sha256"):
+            raise ValueError(f"{path} uses a different tokenizer from {paths[0]}.")
+    newest = ckpts[-1]
+    weights = {
+        name: sum(ck["model"][name].double() for ck in ckpts).div(len(ckpts)).float()
+        for name in first["model"]
+    }
+    state = {k: v for k, v in newest.get("state", {}).items() if k != "rng"}
+    state["averaged_from"] = [
+        {"file": Path(p).name, "step": ck.get("state", {}).get("step")}
+        for p, ck in zip(paths, ckpts)
+    ]
+    averaged = {
+        k: v for k, v in newest.items() if k not in ("optimizer", "scheduler", "model", "state")
+    }
+    averaged.update(model=weights, state=state)
+    if out is not None:
+        _save_atomic(averaged, Path(out))
+    return averaged
+
+
+def _save_atomic(obj: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        torch.save(ckpt, tmp)
+        torch.save(obj, tmp)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
-    return path
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict:

@@ -1,11 +1,13 @@
-"""Command line: ``python -m transformer_lib train | translate | evaluate``.
+"""Command line: ``python -m transformer_lib train | translate | evaluate | average``.
 
     python -m transformer_lib train --preset tiny --minutes 15 --out runs/mine
     python -m transformer_lib translate "Tom is lazy."
     python -m transformer_lib evaluate --split test --beam 4
     python -m transformer_lib evaluate --pairs my_pairs.tsv
+    python -m transformer_lib average runs/mine --last 5 --out runs/mine/averaged.pt
 
-Run any command with ``--help`` for its options.
+Every argument is checked before any data is read: a bad one ends the command with
+status 2 and a one-line message that names the flag.
 """
 
 from __future__ import annotations
@@ -14,21 +16,47 @@ import argparse
 import json
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import cli_checks as checks
+from .cli_checks import UsageError
+
 PRESETS = ("tiny", "base", "big")
+ARCHS = ("encoder-decoder", "decoder-only")
+
+#: Defaults of ``train``, applied after parsing so that the flags a user typed can be told
+#: apart (a resumed run keeps its own settings unless a flag is given explicitly).
+TRAIN_DEFAULTS = {
+    "preset": "tiny",
+    "arch": "encoder-decoder",
+    "max_tokens": 2048,
+    "lr_factor": 1.0,
+    "warmup": 400,
+    "label_smoothing": 0.1,
+    "clip_norm": 1.0,
+    "seed": 0,
+    "eval_every": 500,
+    "log_every": 25,
+    "checkpoint_every": None,
+    "checkpoint_minutes": 1.0,
+    "keep_checkpoints": 0,
+    "snapshot_at": (),
+}
+#: Loop settings a resumed run may change (everything else is restored from the run).
+RESUME_MAY_CHANGE = ("minutes", "max_steps")
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit status 2)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m transformer_lib",
         description="Train, run and evaluate the book's English→German Transformer.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -37,74 +65,109 @@ def _build_parser() -> argparse.ArgumentParser:
             "  python -m transformer_lib train --minutes 15 --out runs/mine\n"
             '  python -m transformer_lib translate "Tom is lazy." --beam 4\n'
             "  python -m transformer_lib evaluate --split test --beam 4\n"
+            "  python -m transformer_lib average runs/mine --last 5 --out runs/mine/avg.pt\n"
         ),
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+
+    def command(name: str, **kw) -> argparse.ArgumentParser:
+        return sub.add_parser(name, **kw)
 
     # ---- train -----------------------------------------------------------------------
-    t = sub.add_parser(
+    t = command(
         "train",
         help="train a model on the English-German corpus",
         description=(
-            "Train a Transformer on the train split of the Tatoeba English-German pairs. "
-            "Writes OUT/checkpoint.pt (resumable), OUT/model.pt (weights only, small) and "
-            "OUT/training_log.json. Stops at --minutes or --max-steps, whichever comes first."
+            "Train a Transformer on the train split of the shipped Tatoeba English-German "
+            "pairs. Writes OUT/checkpoint.pt (resumable, at least once a minute), "
+            "OUT/model.pt (weights only) and OUT/training_log.json. Stops at --minutes or "
+            "--max-steps, whichever comes first, or at Ctrl-C (the run is saved and can be "
+            "resumed). Runs under torchrun --nproc_per_node N for data parallelism."
         ),
-        formatter_class=fmt,
     )
-    t.add_argument("--preset", choices=PRESETS, default="tiny", help="model size")
-    t.add_argument("--out", required=True, help="output directory, e.g. runs/mine")
-    t.add_argument("--corpus", default=None, help="deu.txt (default: find it or download it)")
+    d = TRAIN_DEFAULTS
+    t.add_argument("--out", required=True, help="run folder, e.g. runs/mine")
+    t.add_argument("--preset", choices=PRESETS, help=f"model size (default: {d['preset']})")
+    t.add_argument("--arch", choices=ARCHS, help=f"architecture (default: {d['arch']})")
     t.add_argument(
-        "--tokenizer", default=None, help="tokenizer .json (default: data/tokenizer.json)"
+        "--prefix-lm",
+        action="store_true",
+        default=None,
+        help="decoder-only: the English prefix is visible both ways (prefix-LM mask)",
     )
-    t.add_argument("--minutes", type=float, default=None, help="wall-clock budget of this run")
-    t.add_argument("--max-steps", type=_positive_int, default=None, help="total optimiser steps")
-    t.add_argument("--max-tokens", type=_positive_int, default=2048, help="padded tokens per batch")
-    t.add_argument("--lr-factor", type=float, default=1.0, help="Noam schedule factor (§5.3)")
-    t.add_argument("--warmup", type=_positive_int, default=400, help="Noam warm-up steps")
-    t.add_argument("--label-smoothing", type=float, default=0.1, help="ε_ls (§5.4)")
-    t.add_argument("--clip-norm", type=float, default=1.0, help="gradient clipping (0 = off)")
-    t.add_argument("--dropout", type=float, default=None, help="override the preset's dropout")
-    t.add_argument("--seed", type=int, default=0, help="seed for init, dropout, batch order")
+    t.add_argument(
+        "--corpus",
+        help="pairs file, or 'download' for the larger current release "
+        "(default: the shipped data/deu.txt.gz)",
+    )
+    t.add_argument("--tokenizer", help="tokenizer .json (default: data/tokenizer.json)")
+    t.add_argument("--minutes", type=float, help="wall-clock budget of this run")
+    t.add_argument("--max-steps", type=int, help="total optimiser steps")
+    t.add_argument("--max-tokens", type=int, help="padded tokens per batch (default: 2048)")
+    t.add_argument("--lr-factor", type=float, help="Noam schedule factor, §5.3 (default: 1)")
+    t.add_argument("--warmup", type=int, help="Noam warm-up steps (default: 400)")
+    t.add_argument("--label-smoothing", type=float, help="ε_ls, §5.4 (default: 0.1)")
+    t.add_argument("--clip-norm", type=float, help="gradient clipping, 0 = off (default: 1)")
+    t.add_argument("--dropout", type=float, help="override the preset's dropout")
+    t.add_argument("--seed", type=int, help="seed for init, dropout, batch order (default: 0)")
     t.add_argument("--device", default="auto", help="auto (CUDA → MPS → CPU), cpu, cuda, mps")
+    t.add_argument("--amp", action="store_true", default=None, help="bf16 autocast on CUDA")
     t.add_argument(
         "--threads",
-        type=_positive_int,
-        default=None,
+        type=int,
         help="torch CPU threads (default: all cores; on a busy shared machine 1 is often "
         "fastest, as threads of one job wait for each other)",
     )
-    t.add_argument("--eval-every", type=int, default=500, help="validation loss every N steps")
-    t.add_argument("--log-every", type=_positive_int, default=25, help="log entry every N steps")
-    t.add_argument("--resume", default=None, help="continue from OUT/checkpoint.pt of a run")
+    t.add_argument("--eval-every", type=int, help="validation loss every N steps (default: 500)")
+    t.add_argument("--log-every", type=int, help="log entry every N steps (default: 25)")
+    t.add_argument(
+        "--checkpoint-every", type=int, help="checkpoint every N steps (default: --eval-every)"
+    )
+    t.add_argument(
+        "--checkpoint-minutes",
+        type=float,
+        help="and at least this often in minutes, 0 = off (default: 1)",
+    )
+    t.add_argument(
+        "--keep-checkpoints",
+        type=int,
+        help="keep the last K step checkpoints for `average` (default: 0)",
+    )
+    t.add_argument(
+        "--snapshot-at",
+        type=checks.step_list,
+        help="record attention snapshots of the book's example sentences at these steps, "
+        "e.g. 0,100,500",
+    )
+    t.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        help="continue the run in --out (or from this checkpoint.pt) with its own settings",
+    )
+    t.add_argument("--force", action="store_true", help="overwrite a run already in --out")
     t.add_argument(
         "--final-bleu",
         choices=("none", "valid", "test"),
         default="valid",
-        help="greedy BLEU on this split at the end",
+        help="greedy BLEU on this split at the end (default: valid)",
     )
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     # ---- translate -------------------------------------------------------------------
-    tr = sub.add_parser(
+    tr = command(
         "translate",
         help="translate English sentences",
         description=(
             "Translate English sentences into German with the shipped model (or "
             "--checkpoint). Without sentences, reads one per line from standard input."
         ),
-        formatter_class=fmt,
     )
     tr.add_argument("sentences", nargs="*", help="English sentences (quote each one)")
-    tr.add_argument("--beam", type=_positive_int, default=1, help="beam size (1 = greedy)")
-    tr.add_argument("--alpha", type=float, default=0.6, help="length penalty for beam search")
-    tr.add_argument("--checkpoint", default=None, help="model file (default: data/model.pt)")
-    tr.add_argument("--device", default="cpu", help="cpu, cuda, mps or auto")
+    _add_decoding_args(tr)
 
     # ---- evaluate --------------------------------------------------------------------
-    ev = sub.add_parser(
+    ev = command(
         "evaluate",
         help="BLEU and chrF against all references",
         description=(
@@ -112,23 +175,44 @@ def _build_parser() -> argparse.ArgumentParser:
             "(corpus BLEU and chrF) against all its German references. Give --pairs FILE "
             "(English<TAB>German lines; bad lines are skipped and counted) or --split."
         ),
-        formatter_class=fmt,
     )
     src = ev.add_mutually_exclusive_group()
-    src.add_argument("--pairs", default=None, help="English<TAB>German file to score on")
+    src.add_argument("--pairs", help="English<TAB>German file (UTF-8) to score on")
     src.add_argument(
-        "--split", choices=("train", "valid", "test"), default=None, help="corpus split"
+        "--split",
+        choices=("train", "valid", "test"),
+        default="test",
+        help="split of the corpus (default: test)",
     )
-    ev.add_argument("--corpus", default=None, help="deu.txt for --split (default: find it)")
-    ev.add_argument("--beam", type=_positive_int, default=1, help="beam size (1 = greedy)")
-    ev.add_argument("--alpha", type=float, default=0.6, help="length penalty for beam search")
-    ev.add_argument("--limit", type=_positive_int, default=None, help="first N sources only")
-    ev.add_argument("--checkpoint", default=None, help="model file (default: data/model.pt)")
-    ev.add_argument("--device", default="cpu", help="cpu, cuda, mps or auto")
-    ev.add_argument("--threads", type=_positive_int, default=None, help="torch CPU threads")
-    ev.add_argument("--show", type=int, default=3, help="print this many example translations")
-    ev.add_argument("--json", default=None, help="also write the scores to this JSON file")
+    ev.add_argument("--corpus", help="pairs file for --split (default: the shipped corpus)")
+    ev.add_argument("--limit", type=int, help="first N source sentences only")
+    ev.add_argument("--threads", type=int, help="torch CPU threads")
+    ev.add_argument("--show", type=int, default=3, help="example translations to print")
+    ev.add_argument("--json", help="also write the scores to this JSON file")
+    _add_decoding_args(ev)
+
+    # ---- average ---------------------------------------------------------------------
+    av = command(
+        "average",
+        help="average the last K checkpoints of a run (§6.1)",
+        description=(
+            "Average the weights of the last K step checkpoints (step-NNNNNN.pt, kept by "
+            "`train --keep-checkpoints K`) of a run folder, or of the checkpoint files "
+            "given, into one model file, as the paper does for its final models (§6.1)."
+        ),
+    )
+    av.add_argument("inputs", nargs="+", help="a run folder, or checkpoint files")
+    av.add_argument("--last", type=int, default=5, help="how many checkpoints (default: 5)")
+    av.add_argument("--out", required=True, help="the averaged model file to write")
+    av.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     return parser
+
+
+def _add_decoding_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--beam", type=int, default=1, help="beam size, 1 = greedy (default: 1)")
+    p.add_argument("--alpha", type=float, default=0.6, help="length penalty (default: 0.6)")
+    p.add_argument("--checkpoint", help="model file (default: data/model.pt)")
+    p.add_argument("--device", default="cpu", help="cpu, cuda, mps or auto (default: cpu)")
 
 
 # ======================================================================================
@@ -139,7 +223,12 @@ def _build_parser() -> argparse.ArgumentParser:
 def _corpus_splits(corpus: str | None) -> dict[str, list[tuple[str, str]]]:
     from .corpus import find_corpus, read_pairs, split_pairs
 
-    pairs, _ = read_pairs(find_corpus(corpus))
+    if corpus == "download":
+        path = find_corpus(download=True)
+    else:
+        path = find_corpus(corpus)
+    pairs, stats = read_pairs(path)
+    print(f"corpus {path}: {stats.summary()}", flush=True)
     return split_pairs(pairs)
 
 
@@ -147,76 +236,83 @@ def _cmd_train(args: argparse.Namespace) -> int:
     import torch
 
     from ..components.config import TransformerConfig
-    from ..components.model import Transformer, count_parameters
-    from .batching import TranslationDataset
+    from ..components.model import count_parameters
     from .checkpoints import load_checkpoint, tokenizer_from_checkpoint
-    from .evaluation import evaluate_pairs
+    from .distributed import init_distributed
     from .tokenizer import DEFAULT_TOKENIZER_PATH, Tokenizer
-    from .training import Trainer, TrainingConfig, select_device
+    from .training import Trainer, TrainingConfig
 
-    if args.minutes is None and args.max_steps is None:
-        print("error: give --minutes or --max-steps (or both)", file=sys.stderr)
-        return 2
+    explicit = {k for k, v in vars(args).items() if v is not None}
+    out = Path(args.out)
+    device = checks.device(args.device)
+    checks.train_numbers(args)
+    resume_path = checks.train_out_dir(out, args.resume, args.force)
     if args.threads:
         torch.set_num_threads(args.threads)
-    out = Path(args.out)
-    resume_ckpt = load_checkpoint(args.resume) if args.resume else None
-    if resume_ckpt is not None:
-        config = TransformerConfig.from_dict(resume_ckpt["config"])
-        tokenizer = tokenizer_from_checkpoint(resume_ckpt, args.resume)
-        tok_path = Path(resume_ckpt["tokenizer"]["name"])
+    rank, world = init_distributed(device)
+    if world > 1 and device.type == "cuda":
+        device = torch.device("cuda", torch.cuda.current_device())
+
+    if resume_path is not None:
+        ckpt = load_checkpoint(resume_path)
+        run = ckpt.get("state", {}).get("run", {})
+        saved = ckpt.get("state", {}).get("training_config", {})
+        checks.resume_conflicts(args, explicit, run, saved, RESUME_MAY_CHANGE, resume_path)
+        config = TransformerConfig.from_dict(ckpt["config"])
+        tokenizer = tokenizer_from_checkpoint(ckpt, resume_path)
+        tok_path = Path(ckpt["tokenizer"]["name"])
+        settings = {**saved, **{k: getattr(args, k) for k in RESUME_MAY_CHANGE if k in explicit}}
+        run = {**TRAIN_DEFAULTS, **run}
     else:
+        run = {k: getattr(args, k) if k in explicit else v for k, v in TRAIN_DEFAULTS.items()}
+        run["prefix_lm"] = bool(args.prefix_lm)
         tok_path = Path(args.tokenizer) if args.tokenizer else DEFAULT_TOKENIZER_PATH
         tokenizer = Tokenizer.load(tok_path)
         overrides = {} if args.dropout is None else {"dropout": args.dropout}
-        config = getattr(TransformerConfig, args.preset)(tokenizer.vocab_size, **overrides)
+        config = getattr(TransformerConfig, run["preset"])(tokenizer.vocab_size, **overrides)
+        settings = {k: run[k] for k in TRAIN_DEFAULTS if k not in ("preset", "arch")}
+        settings.update(max_steps=args.max_steps, minutes=args.minutes, amp=bool(args.amp))
+        settings["clip_norm"] = settings["clip_norm"] or None
+    settings.update(device=str(device), progress=not args.no_progress)
+    tcfg = TrainingConfig.from_dict(settings)
+
     splits = _corpus_splits(args.corpus)
-    train_set = TranslationDataset(splits["train"], tokenizer, max_len=config.max_len)
-    valid_set = TranslationDataset(splits["valid"], tokenizer, max_len=config.max_len)
-    torch.manual_seed(args.seed)  # model initialisation
-    model = Transformer(config)
-    tcfg = TrainingConfig(
-        max_tokens=args.max_tokens,
-        lr_factor=args.lr_factor,
-        warmup=args.warmup,
-        label_smoothing=args.label_smoothing,
-        clip_norm=args.clip_norm or None,
-        max_steps=args.max_steps,
-        minutes=args.minutes,
-        eval_every=args.eval_every,
-        log_every=args.log_every,
-        seed=args.seed,
-        device=args.device,
-        progress=not args.no_progress,
-    )
-    device = select_device(args.device)
-    print(
-        f"model: {args.preset} preset, {count_parameters(model):,} parameters | "
-        f"train {len(train_set):,} pairs, valid {len(valid_set):,} | device {device}, "
-        f"{torch.get_num_threads()} threads | torch {torch.__version__}",
-        flush=True,
-    )
+    from .tasks import build_model, make_datasets
+
+    train_set, valid_set = make_datasets(run, splits, tokenizer, config)
+    torch.manual_seed(tcfg.seed)  # model initialisation
+    model = build_model(run, config)
+    if rank == 0:
+        print(
+            f"model: {run['arch']}, {run['preset']} preset, {count_parameters(model):,} "
+            f"parameters | train {len(train_set):,} pairs, valid {len(valid_set):,} | "
+            f"device {device}, {torch.get_num_threads()} threads"
+            + (f", {world} processes" if world > 1 else "")
+            + f" | torch {torch.__version__}",
+            flush=True,
+        )
     trainer = Trainer(
         model, train_set, valid_set, tcfg, tokenizer=tokenizer, tokenizer_path=tok_path,
-        out_dir=out,
+        out_dir=out, run=run,
     )  # fmt: skip
-    if args.resume:
-        trainer.resume(args.resume)
-        print(f"resumed from {args.resume} at step {trainer.step}", flush=True)
+    if resume_path is not None:
+        trainer.resume(resume_path)
+        if rank == 0:
+            print(f"resumed {resume_path} at step {trainer.step}", flush=True)
+    elif args.force and rank == 0:
+        checks.clear_run(out)
     session_start = time.perf_counter()
     log = trainer.fit()
-    wall = time.perf_counter() - session_start
-    speeds = [e["tokens_per_s"] for e in log if "tokens_per_s" in e]
-    vals = [e for e in log if "val_loss" in e]
-    print(
-        f"done: step {trainer.step}, {wall / 60:.1f} min this run "
-        f"({trainer.elapsed_s / 60:.1f} min in total, {trainer.cpu_s / 60:.1f} CPU-min), "
-        f"median {sorted(speeds)[len(speeds) // 2] if speeds else 0:,.0f} tokens/s, "
-        f"val_loss {vals[-1]['val_loss']:.3f} (ppl {vals[-1]['val_ppl']:.2f})"
-        if vals
-        else f"done: step {trainer.step}",
-        flush=True,
-    )
+    if rank:
+        return 0
+    if trainer.interrupted:
+        print(
+            f"{trainer.interrupted}: stopped at step {trainer.step} and saved {out}/checkpoint.pt"
+            f"; continue with: python -m transformer_lib train --out {out} --resume",
+            flush=True,
+        )
+        return 130 if trainer.interrupted == "SIGINT" else 143
+    _report_run(trainer, log, time.perf_counter() - session_start)
     summary = {
         "steps": trainer.step,
         "minutes_total": round(trainer.elapsed_s / 60, 2),
@@ -224,9 +320,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
         "tokens_seen": trainer.tokens_seen,
     }
     if args.final_bleu != "none":
-        pairs = splits[args.final_bleu]
-        model.eval()
-        result = evaluate_pairs(model, tokenizer, pairs, beam_size=1)
+        from .tasks import evaluate_model
+
+        result = evaluate_model(model, tokenizer, splits[args.final_bleu], beam=1)
         print(f"{args.final_bleu} greedy BLEU = {result.bleu:.2f}  chrF = {result.chrf:.2f}")
         summary[f"{args.final_bleu}_bleu_greedy"] = round(result.bleu, 2)
         summary[f"{args.final_bleu}_chrf_greedy"] = round(result.chrf, 2)
@@ -235,20 +331,33 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report_run(trainer, log, wall: float) -> None:
+    speeds = [e["tokens_per_s"] for e in log if "tokens_per_s" in e]
+    vals = [e for e in log if "val_loss" in e]
+    median = sorted(speeds)[len(speeds) // 2] if speeds else 0
+    text = (
+        f"done: step {trainer.step}, {wall / 60:.1f} min this run "
+        f"({trainer.elapsed_s / 60:.1f} min in total, {trainer.cpu_s / 60:.1f} CPU-min), "
+        f"median {median:,.0f} tokens/s"
+    )
+    if vals:
+        text += f", val_loss {vals[-1]['val_loss']:.3f} (ppl {vals[-1]['val_ppl']:.2f})"
+    print(text, flush=True)
+
+
 def _load_translator(args: argparse.Namespace):
     from .pretrained import load_pretrained
-    from .training import select_device
 
-    return load_pretrained(args.checkpoint, device=select_device(args.device))
+    return load_pretrained(args.checkpoint, device=checks.device(args.device))
 
 
 def _cmd_translate(args: argparse.Namespace) -> int:
+    checks.decoding(args)
     sentences = list(args.sentences)
     if not sentences:
         sentences = [line.rstrip("\n") for line in sys.stdin if line.strip()]
     if not sentences:
-        print("error: no sentence given (pass it in quotes, or pipe lines in)", file=sys.stderr)
-        return 2
+        raise UsageError("no sentence given (pass it in quotes, or pipe lines in)")
     translator = _load_translator(args)
     for line in translator.translate(sentences, beam=args.beam, alpha=args.alpha):
         print(line)
@@ -259,33 +368,27 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     import torch
 
     from .corpus import read_pairs
-    from .evaluation import _jsonable, evaluate_pairs
+    from .evaluation import _jsonable
 
+    checks.decoding(args)
+    checks.positive(args, "limit", "threads")
+    if args.json:
+        checks.writable_file(args.json, "--json")
+    if args.pairs is not None and not Path(args.pairs).is_file():
+        raise UsageError(f"--pairs: no file at {args.pairs}")
     if args.threads:
         torch.set_num_threads(args.threads)
-    if args.pairs is None and args.split is None:
-        args.split = "test"
     if args.pairs is not None:
-        if not Path(args.pairs).is_file():
-            print(f"error: no pairs file at {args.pairs}", file=sys.stderr)
-            return 2
         pairs, stats = read_pairs(args.pairs)
-        skipped = stats.blank + stats.malformed
-        print(
-            f"read {stats.kept} pairs from {args.pairs} "
-            f"(skipped {skipped} bad lines: {stats.malformed} malformed, {stats.blank} blank)"
-        )
+        print(f"{args.pairs}: {stats.summary()}")
         if not pairs:
-            print("error: the file holds no English<TAB>German pairs", file=sys.stderr)
-            return 2
+            raise UsageError(f"--pairs: {args.pairs} holds no English<TAB>German pairs")
     else:
         pairs = _corpus_splits(args.corpus)[args.split]
         print(f"{args.split} split: {len(pairs)} pairs")
     translator = _load_translator(args)
     start = time.perf_counter()
-    result = evaluate_pairs(
-        translator.model, translator.tokenizer, pairs, args.beam, args.alpha, args.limit
-    )
+    result = translator.evaluate(pairs, beam=args.beam, alpha=args.alpha, limit=args.limit)
     seconds = time.perf_counter() - start
     print(f"BLEU = {result.bleu:.2f}")
     print(f"chrF = {result.chrf:.2f}")
@@ -295,9 +398,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         f"{seconds:.1f} s"
     )
     print(f"sacreBLEU: {result.bleu_detail}")
-    for src_text, hyp, refs in list(zip(result.sources, result.hypotheses, result.references))[
-        : max(args.show, 0)
-    ]:
+    shown = list(zip(result.sources, result.hypotheses, result.references))[: max(args.show, 0)]
+    for src_text, hyp, refs in shown:
         print(f"  {src_text}  →  {hyp}    [ref: {' | '.join(refs[:3])}]")
     if args.json:
         data = _jsonable(result)
@@ -306,15 +408,58 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_average(args: argparse.Namespace) -> int:
+    from .checkpoints import average_checkpoints
+    from .training import step_checkpoints
+
+    checks.positive(args, "last")
+    out = Path(args.out)
+    if out.exists() and not args.force:
+        raise UsageError(f"--out: {out} exists; choose another file or pass --force")
+    checks.writable_file(out, "--out")
+    paths: list[Path] = []
+    for item in map(Path, args.inputs):
+        if item.is_dir():
+            found = step_checkpoints(item)
+            if not found:
+                raise UsageError(
+                    f"{item} holds no step-NNNNNN.pt checkpoints; train with "
+                    f"--keep-checkpoints K to keep them"
+                )
+            paths.extend(found)
+        elif item.is_file():
+            paths.append(item)
+        else:
+            raise UsageError(f"no checkpoint file or run folder at {item}")
+    paths = paths[-args.last :]
+    average_checkpoints(paths, out)
+    names = ", ".join(p.name for p in paths)
+    print(f"averaged {len(paths)} checkpoints ({names}) into {out}")
+    return 0
+
+
+def _warning_line(message, category, filename, lineno, line=None) -> str:
+    return f"warning: {message}\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m transformer_lib`` (and the ``transformer-lib`` script)."""
     from .checkpoints import CheckpointError
 
     args = _build_parser().parse_args(argv)
-    command = {"train": _cmd_train, "translate": _cmd_translate, "evaluate": _cmd_evaluate}
+    command = {
+        "train": _cmd_train,
+        "translate": _cmd_translate,
+        "evaluate": _cmd_evaluate,
+        "average": _cmd_average,
+    }
+    warnings.formatwarning = _warning_line  # one line on stderr, no source excerpt
     try:
         return command[args.command](args)
-    except (CheckpointError, FileNotFoundError, ValueError) as exc:
+    except UsageError as exc:
+        print(f"python -m transformer_lib {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except (CheckpointError, FileNotFoundError, ValueError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
 

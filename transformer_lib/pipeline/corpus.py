@@ -18,10 +18,12 @@ Shapes: B batch, S source length, T target length.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import http.client
 import os
 import shutil
+import sys
 import tempfile
 import urllib.error
 import urllib.request
@@ -31,6 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "SHIPPED_CORPUS",
+    "CorpusEncodingError",
+    "corpus_sha256",
+    "shipped_data_dir",
     "CORPUS_ENV_VAR",
     "CORPUS_FILENAME",
     "CORPUS_URL_ENV_VAR",
@@ -60,9 +66,6 @@ CACHE_DIR_ENV_VAR = "TRANSFORMER_BOOK_CACHE_DIR"
 #: ``transformer_lib/``). When the package is installed elsewhere this is just
 #: ``site-packages``; :func:`default_cache_dir` notices and uses a user cache.
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-# Where a shared copy of the corpus lives, relative to the repository root (or the cwd).
-_SHARED_RELATIVE = Path("..") / "shared" / "data" / "tatoeba-deu-eng" / CORPUS_FILENAME
 
 # manythings.org refuses requests that do not look like they come from a browser.
 _USER_AGENT = (
@@ -109,13 +112,35 @@ def default_cache_dir() -> Path:
     return base / "transformer_book"
 
 
+def shipped_data_dir() -> Path:
+    """Where the book's shipped data (corpus, tokenizer, checkpoints) lives.
+
+    ``data/`` of a checkout (also with ``pip install -e .``); after a regular
+    ``pip install`` the copy installed in ``<prefix>/share/transformer-book``.
+    """
+    checkout = REPO_ROOT / "data"
+    installed = Path(sys.prefix) / "share" / "transformer-book"
+    if not (checkout / "tokenizer.json").is_file() and (installed / "tokenizer.json").is_file():
+        return installed
+    return checkout
+
+
+#: The corpus that ships with the book: ``deu.txt`` gzip-compressed, byte-identical once
+#: decompressed (sha256 :data:`SHIPPED_CORPUS_SHA256`). The tokenizer and the shipped
+#: models were trained on it.
+SHIPPED_CORPUS = shipped_data_dir() / "deu.txt.gz"
+SHIPPED_CORPUS_SHA256 = "f472f1809be9eb704181539422569423aebe101e0bf2f9d13a736e9c7bf22bc5"
+
+
 def _manual_instructions(cache_file: Path) -> str:
     return (
-        f"To fix this, download deu-eng.zip by hand from {DEFAULT_URL} (a browser works), "
-        f"unzip it and either put {CORPUS_FILENAME} at {cache_file}, or set the environment "
-        f"variable {CORPUS_ENV_VAR}=/path/to/{CORPUS_FILENAME}, or pass the path to "
-        f"find_corpus(path=...). To download from a mirror instead, set "
-        f"{CORPUS_URL_ENV_VAR}=<url of a zip holding {CORPUS_FILENAME}>."
+        f"The book ships its corpus as {SHIPPED_CORPUS.name} in data/; restore it with "
+        f"`git checkout -- data/{SHIPPED_CORPUS.name}` (or reinstall the package). To use "
+        f"another copy of {CORPUS_FILENAME}, pass --corpus PATH on the command line "
+        f"(find_corpus(path=...) in Python) or set {CORPUS_ENV_VAR}=/path/to/"
+        f"{CORPUS_FILENAME}. The larger current release is a different data set: "
+        f"--corpus download (find_corpus(download=True)) fetches it from {DEFAULT_URL} "
+        f"into {cache_file}; {CORPUS_URL_ENV_VAR} sets a mirror."
     )
 
 
@@ -128,82 +153,66 @@ def _resolve_given(path: str | os.PathLike, origin: str) -> Path:
         return p
     raise CorpusNotFoundError(
         f"The corpus path given by {origin} does not exist or is not a file: {p}. "
-        f"Point it at the tab-separated {CORPUS_FILENAME} (English<TAB>German per line) "
-        f"or at a directory that contains it."
+        f"Point it at a tab-separated {CORPUS_FILENAME} (English<TAB>German per line, "
+        f"optionally .gz) or at a directory that contains it."
     )
-
-
-def _candidate_paths() -> list[Path]:
-    """Places where a shared copy of the corpus may already sit, in lookup order."""
-    candidates = [REPO_ROOT / _SHARED_RELATIVE, Path.cwd() / _SHARED_RELATIVE]
-    seen: list[Path] = []
-    for c in candidates:
-        c = Path(os.path.normpath(c))
-        if c not in seen:
-            seen.append(c)
-    return seen
 
 
 def find_corpus(
     path: str | os.PathLike | None = None,
     *,
-    download: bool = True,
+    download: bool = False,
     url: str | None = None,
     cache_dir: str | os.PathLike | None = None,
 ) -> Path:
-    """Locate ``deu.txt``, downloading and caching it if no copy is found.
+    """Locate the sentence-pair corpus: by default the copy that ships with the book.
 
     Lookup order:
 
     1. ``path`` if given (a file, or a directory holding ``deu.txt``);
     2. the environment variable ``$TRANSFORMER_BOOK_CORPUS``;
-    3. ``../shared/data/tatoeba-deu-eng/deu.txt`` relative to the repository root,
-       then relative to the current working directory;
-    4. ``deu.txt`` in the cache directory (see :func:`default_cache_dir`);
-    5. a download of ``deu-eng.zip`` from ``url`` (default: ``$TRANSFORMER_BOOK_CORPUS_URL``
-       or :data:`DEFAULT_URL`), from which ``deu.txt`` is extracted into the cache.
+    3. with ``download=True`` only: the current, larger ``deu.txt`` from manythings.org,
+       cached in :func:`default_cache_dir` after the first download (a *different* data
+       set from the shipped one: models trained on it differ from the shipped ones);
+    4. the shipped :data:`SHIPPED_CORPUS` (``data/deu.txt.gz``), the 48,031 pairs the
+       book's tokenizer and models were trained on. No network is needed.
 
     A path given explicitly (1 or 2) that does not exist is an error rather than
     being silently skipped: it is almost always a typo.
 
     Args:
-        path: Explicit location of ``deu.txt`` (or of its directory).
-        download: If False, never touch the network; raise instead.
-        url: URL of a zip archive containing ``deu.txt``.
+        path: Explicit location of ``deu.txt`` (or of its directory), plain or ``.gz``.
+        download: Use the current release from ``url`` instead of the shipped corpus.
+        url: URL of a zip archive containing ``deu.txt`` (default:
+            ``$TRANSFORMER_BOOK_CORPUS_URL`` or :data:`DEFAULT_URL`).
         cache_dir: Where to look for and store the downloaded corpus
             (default :func:`default_cache_dir`).
 
     Returns:
-        Path of an existing ``deu.txt``.
+        Path of an existing corpus file (``read_pairs`` reads plain and gzip files).
 
     Raises:
-        CorpusNotFoundError: No copy was found and the download was disabled or failed.
-            The message says what to download, from where and where to put it.
+        CorpusNotFoundError: The file named is missing, the shipped copy is missing, or
+            the download failed. The message says how to fix it.
     """
     if path is not None:
-        return _resolve_given(path, "the path argument")
+        return _resolve_given(path, "the path argument (--corpus)")
     env_path = os.environ.get(CORPUS_ENV_VAR)
     if env_path:
         return _resolve_given(env_path, f"${CORPUS_ENV_VAR}")
 
-    for candidate in _candidate_paths():
-        if candidate.is_file():
-            return candidate
-
     cache = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     cache_file = cache / CORPUS_FILENAME
-    if cache_file.is_file():
-        return cache_file
-
-    if not download:
-        searched = ", ".join(str(p) for p in [*_candidate_paths(), cache_file])
-        raise CorpusNotFoundError(
-            f"Could not find {CORPUS_FILENAME} (searched: {searched}) and downloading is "
-            f"switched off (download=False). {_manual_instructions(cache_file)}"
-        )
-
-    url = url or os.environ.get(CORPUS_URL_ENV_VAR) or DEFAULT_URL
-    return _download_corpus(url, cache_file)
+    if download:
+        if cache_file.is_file():
+            return cache_file
+        url = url or os.environ.get(CORPUS_URL_ENV_VAR) or DEFAULT_URL
+        return _download_corpus(url, cache_file)
+    if SHIPPED_CORPUS.is_file():
+        return SHIPPED_CORPUS
+    raise CorpusNotFoundError(
+        f"The shipped corpus {SHIPPED_CORPUS} is missing. {_manual_instructions(cache_file)}"
+    )
 
 
 def _download_corpus(url: str, cache_file: Path) -> Path:
@@ -294,6 +303,57 @@ class ReadStats:
     malformed: int = 0
     filtered: int = 0
 
+    @property
+    def skipped(self) -> int:
+        return self.blank + self.malformed + self.filtered
+
+    def summary(self) -> str:
+        """One line for a log, e.g. ``"read 48031 pairs from 48031 lines (0 skipped)"``."""
+        text = f"read {self.kept} pairs from {self.lines} lines ({self.skipped} skipped"
+        parts = [
+            f"{n} {what}"
+            for n, what in [
+                (self.blank, "blank"),
+                (self.malformed, "without English<TAB>German"),
+                (self.filtered, "too long"),
+            ]
+            if n
+        ]
+        return text + (": " + ", ".join(parts) if parts else "") + ")"
+
+
+def corpus_sha256(path: str | os.PathLike) -> str:
+    """sha256 of the corpus text: of the decompressed bytes for a ``.gz`` file."""
+    raw = Path(path).read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    return hashlib.sha256(raw).hexdigest()
+
+
+class CorpusEncodingError(ValueError):
+    """A pairs file is not UTF-8 text; the message names the line and how to convert it."""
+
+
+def _encoding_problem(path: Path, raw: bytes) -> str | None:
+    """Describe why ``raw`` is not UTF-8 text, naming the line, or None if it is fine."""
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or raw[:200].count(b"\x00") > 10:
+        return (
+            f"{path} looks like UTF-16 text (byte-order mark or NUL bytes), not UTF-8. "
+            f"Re-save it as UTF-8, e.g. `iconv -f UTF-16 -t UTF-8 {path.name} > pairs.tsv`."
+        )
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        bad = raw[exc.start : exc.start + 1].hex()
+        return (
+            f"{path}, line {line}, column {col}: byte 0x{bad} is not valid UTF-8 (the file "
+            f"is probably Latin-1 or Windows-1252). Re-save it as UTF-8, e.g. "
+            f"`iconv -f LATIN1 -t UTF-8 {path.name} > pairs.tsv`."
+        )
+    return None
+
 
 def read_pairs(
     path: str | os.PathLike,
@@ -303,9 +363,10 @@ def read_pairs(
 ) -> tuple[list[tuple[str, str]], ReadStats]:
     """Read ``English<TAB>German[<TAB>attribution]`` lines into pairs.
 
-    Whitespace around each side is stripped; a third (attribution) column, or any
-    further column, is ignored. Blank and malformed lines are skipped and counted,
-    never fatal, so one bad line in a large download does not stop training.
+    The file is UTF-8 (a leading byte-order mark is fine), plain or gzip-compressed
+    (``.gz``). Whitespace around each side is stripped; a third (attribution) column,
+    or any further column, is ignored. Blank and malformed lines are skipped and
+    counted in the returned :class:`ReadStats` (``stats.summary()`` reports them).
 
     Args:
         path: The corpus file (see :func:`find_corpus`).
@@ -319,36 +380,44 @@ def read_pairs(
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
+        CorpusEncodingError: The file is not UTF-8 (Latin-1, UTF-16, ...): nothing is
+            read, and the message names the first bad line and how to convert the file.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(
-            f"No corpus file at {path}. Use find_corpus() to locate or download deu.txt."
+            f"No pairs file at {path}. Check the path (--corpus / --pairs on the command "
+            f"line, find_corpus(path=...) in Python)."
         )
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":  # gzip magic number
+        raw = gzip.decompress(raw)
+    problem = _encoding_problem(path, raw)
+    if problem:
+        raise CorpusEncodingError(problem)
+    text = raw.decode("utf-8-sig")  # utf-8-sig: a byte-order mark is not part of line 1
     stats = ReadStats()
     pairs: list[tuple[str, str]] = []
-    # utf-8-sig: tolerate a byte-order mark written by some editors.
-    with path.open(encoding="utf-8-sig", errors="replace") as f:
-        for line in f:
-            stats.lines += 1
-            if not line.strip():
-                stats.blank += 1
-                continue
-            cols = line.rstrip("\r\n").split("\t")
-            if len(cols) < 2:
-                stats.malformed += 1
-                continue
-            en, de = cols[0].strip(), cols[1].strip()
-            if not en or not de:
-                stats.malformed += 1
-                continue
-            if max_words is not None and max(len(en.split()), len(de.split())) > max_words:
-                stats.filtered += 1
-                continue
-            if max_chars is not None and max(len(en), len(de)) > max_chars:
-                stats.filtered += 1
-                continue
-            pairs.append((en, de))
+    for line in text.splitlines():
+        stats.lines += 1
+        if not line.strip():
+            stats.blank += 1
+            continue
+        cols = line.split("\t")
+        if len(cols) < 2:
+            stats.malformed += 1
+            continue
+        en, de = cols[0].strip(), cols[1].strip()
+        if not en or not de:
+            stats.malformed += 1
+            continue
+        if max_words is not None and max(len(en.split()), len(de.split())) > max_words:
+            stats.filtered += 1
+            continue
+        if max_chars is not None and max(len(en), len(de)) > max_chars:
+            stats.filtered += 1
+            continue
+        pairs.append((en, de))
     stats.kept = len(pairs)
     return pairs, stats
 

@@ -20,8 +20,9 @@ import torch
 from torch import Tensor
 
 from .checkpoints import MissingCheckpointError, load_model, tokenizer_from_checkpoint
+from .corpus import shipped_data_dir
 from .decoding import beam_search, encode_sources, greedy_decode, translate_texts
-from .tokenizer import shipped_data_dir
+from .tokenizer import warn_if_mostly_unknown
 
 __all__ = [
     "CHECKPOINT_ENV_VAR",
@@ -109,12 +110,23 @@ class Translator:
                 Characters never seen in training become ``<unk>`` and are still translated.
         """
         single = isinstance(text, str)
+        if not single and not isinstance(text, (list, tuple)):
+            raise TypeError(
+                f"translate(text=...) takes a str or a list of str, not {type(text).__name__}."
+            )
         texts = [text] if single else list(text)
+        warn_if_mostly_unknown(texts, encode_sources(self.model, self.tokenizer, texts))
         if not return_attention:
             out = translate_texts(self.model, self.tokenizer, texts, beam, alpha)
             return out[0] if single else out
         results = [self._with_attention(t, beam, alpha) for t in texts]
         return results[0] if single else results
+
+    def evaluate(self, pairs, beam: int = 1, alpha: float = 0.6, limit: int | None = None):
+        """BLEU and chrF on ``(english, german)`` pairs, all references per sentence."""
+        from .evaluation import evaluate_pairs
+
+        return evaluate_pairs(self.model, self.tokenizer, pairs, beam, alpha, limit)
 
     @torch.no_grad()
     def _with_attention(self, text: str, beam: int, alpha: float) -> Translation:
@@ -154,13 +166,20 @@ def load_pretrained(
         CheckpointError: The file is corrupt or not a transformer_lib checkpoint.
     """
     if path is None:
-        path = os.environ.get(CHECKPOINT_ENV_VAR) or DEFAULT_CHECKPOINT
+        env = os.environ.get(CHECKPOINT_ENV_VAR)
+        if env and not Path(env).is_file():
+            raise MissingCheckpointError(
+                f"The environment variable {CHECKPOINT_ENV_VAR} names {env}, but there is no "
+                f"file there. Point it at a checkpoint (e.g. runs/NAME/model.pt), or unset "
+                f"it to use the shipped model ({DEFAULT_CHECKPOINT})."
+            )
+        path = env or DEFAULT_CHECKPOINT
         if not Path(path).is_file():
             raise MissingCheckpointError(
-                f"The shipped model is missing: no file at {path}. It comes with a clone of "
-                f"the book's repository (data/model.pt); the package installed on its own "
-                f"does not include it. Clone the repository and `pip install -e .`, set "
-                f"{CHECKPOINT_ENV_VAR}=/path/to/model.pt, or train your own with "
+                f"The shipped model is missing: no file at {path}. It ships in the "
+                f"repository's data/ folder and in a pip install (share/transformer-book); "
+                f"restore it with `git checkout -- data/model.pt` or reinstall the package, "
+                f"set {CHECKPOINT_ENV_VAR}=/path/to/model.pt, or train your own with "
                 f"`python -m transformer_lib train --minutes 15 --out runs/mine` and call "
                 f"load_pretrained('runs/mine/model.pt')."
             )

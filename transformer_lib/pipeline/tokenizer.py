@@ -29,11 +29,9 @@ Special tokens have fixed ids that the rest of the library relies on:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import string
-import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,11 +39,17 @@ from typing import Any
 import tokenizers
 from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
 
+from .corpus import corpus_sha256, find_corpus, read_pairs, shipped_data_dir, split_pairs
+
 __all__ = [
     "BOS_ID",
     "DEFAULT_TOKENIZER_PATH",
     "EOS_ID",
     "PAD_ID",
+    "SEP_ID",
+    "UNKNOWN_SHARE_WARNING",
+    "unknown_share",
+    "warn_if_mostly_unknown",
     "SPECIAL_TOKENS",
     "UNK_ID",
     "Tokenizer",
@@ -54,22 +58,9 @@ __all__ = [
 ]
 
 #: Special tokens, in id order.
-SPECIAL_TOKENS = ("<pad>", "<unk>", "<bos>", "<eos>")
-PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
-
-
-#: The tokenizer that ships with the book (trained by :func:`train_tokenizer_from_corpus`).
-def shipped_data_dir() -> Path:
-    """Where the book's derived data (tokenizer, checkpoint) lives.
-
-    ``data/`` of a checkout (also with ``pip install -e .``); after a regular
-    ``pip install`` the copy installed in ``<prefix>/share/transformer-book``.
-    """
-    checkout = Path(__file__).resolve().parents[2] / "data"
-    installed = Path(sys.prefix) / "share" / "transformer-book"
-    if not (checkout / "tokenizer.json").is_file() and (installed / "tokenizer.json").is_file():
-        return installed
-    return checkout
+SPECIAL_TOKENS = ("<pad>", "<unk>", "<bos>", "<eos>", "<sep>")
+#: ``<sep>`` separates English from German in the decoder-only model's sequences.
+PAD_ID, UNK_ID, BOS_ID, EOS_ID, SEP_ID = 0, 1, 2, 3, 4
 
 
 DEFAULT_TOKENIZER_PATH = shipped_data_dir() / "tokenizer.json"
@@ -80,6 +71,35 @@ _SPACE_MARKER = "\u2581"  # "▁", shows where a space was
 _BASE_ALPHABET = sorted(
     set(string.ascii_letters + string.digits + string.punctuation + "äöüÄÖÜß„“”‚‘’–—…€")
 )
+
+
+#: Share of ``<unk>`` tokens above which a sentence gets a warning.
+UNKNOWN_SHARE_WARNING = 0.5
+
+
+def unknown_share(ids: Sequence[int]) -> float:
+    """Fraction of ``<unk>`` among token ids (0 for an empty sequence)."""
+    return sum(i == UNK_ID for i in ids) / len(ids) if len(ids) else 0.0
+
+
+def warn_if_mostly_unknown(texts: Sequence[str], ids: Sequence[Sequence[int]]) -> list[int]:
+    """Warn about each sentence that is mostly ``<unk>``; return their indices.
+
+    The shipped vocabulary knows English and German in Latin script: Chinese, emoji and
+    the like all become ``<unk>``, and a translation of them would be garbage.
+    """
+    import warnings
+
+    bad = [i for i, seq in enumerate(ids) if unknown_share(seq) > UNKNOWN_SHARE_WARNING]
+    for i in bad:
+        warnings.warn(
+            f"sentence {i} ({texts[i][:40]!r}) is mostly characters the model has never seen "
+            f"({unknown_share(ids[i]):.0%} <unk> tokens): it knows only English in Latin "
+            f"script, so its translation will be meaningless.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return bad
 
 
 class TokenizerFileError(ValueError):
@@ -145,7 +165,7 @@ class Tokenizer:
                 )
         self.backend = backend
         self._vocab_size = backend.get_vocab_size()
-        self._specials_to_skip = {PAD_ID, BOS_ID, EOS_ID}
+        self._specials_to_skip = {PAD_ID, BOS_ID, EOS_ID, SEP_ID}
 
     # ---------------------------------------------------------------- construction
     @classmethod
@@ -367,19 +387,18 @@ def train_tokenizer_from_corpus(
     an English sentence with five translations does not weigh five times as much.
 
     Args:
-        corpus_path: ``deu.txt``; default: :func:`~transformer_lib.data.find_corpus`.
+        corpus_path: ``deu.txt``; default: the shipped corpus
+            (:func:`~transformer_lib.pipeline.corpus.find_corpus`).
         out_path: Where to save; ``None`` to skip saving. A ``.meta.json`` sidecar
             records the settings and the corpus checksum.
         vocab_size: Target vocabulary size.
         min_frequency: Minimum merge frequency.
-        valid_frac: Passed to :func:`~transformer_lib.data.split_pairs`.
-        test_frac: Passed to :func:`~transformer_lib.data.split_pairs`.
+        valid_frac: Passed to :func:`~transformer_lib.pipeline.corpus.split_pairs`.
+        test_frac: Passed to :func:`~transformer_lib.pipeline.corpus.split_pairs`.
 
     Returns:
         The trained tokenizer.
     """
-    from .corpus import find_corpus, read_pairs, split_pairs
-
     corpus = find_corpus(corpus_path)
     pairs, _ = read_pairs(corpus)
     train = split_pairs(pairs, valid_frac=valid_frac, test_frac=test_frac)["train"]
@@ -396,19 +415,11 @@ def train_tokenizer_from_corpus(
                 f"{len(train)} pairs, {len(sentences)} distinct sentences (English and German)"
             ),
             "corpus_file": corpus.name,
-            "corpus_sha256": _sha256(corpus),
+            "corpus_sha256": corpus_sha256(corpus),
             "tokenizers_version": tokenizers.__version__,
         }
         tok.save(out_path, metadata=metadata)
     return tok
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _main(argv: Sequence[str] | None = None) -> None:

@@ -12,9 +12,10 @@ Shapes: B batch, S source length, T target length, V vocabulary size, N = B·T t
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
+import signal
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
@@ -22,13 +23,20 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..components.model import Transformer
-from .batching import batch_indices, collate
+from .batching import batch_indices
 from .checkpoints import CheckpointError, load_checkpoint, save_checkpoint
+from .distributed import (
+    agree,
+    autocast,
+    distributed_rank_and_size,
+    sum_over_ranks,
+    wrap_distributed,
+)
 from .objectives import LabelSmoothingLoss, NoamSchedule, make_optimizer
+from .tasks import evaluate_loss, task_for
 
 __all__ = [
     "Trainer",
@@ -68,6 +76,10 @@ class TrainingConfig:
     eval_every: int = 500  # validation loss every this many steps (0 = only at the end)
     log_every: int = 25  # one training-log entry per this many steps
     checkpoint_every: int | None = None  # save a resumable checkpoint this often (None: evals)
+    checkpoint_minutes: float = 1.0  # ... and at least this often in wall-clock time (0 = off)
+    keep_checkpoints: int = 0  # keep the last K step checkpoints (weights) for averaging (§6.1)
+    snapshot_at: tuple[int, ...] = ()  # steps at which to record attention snapshots
+    amp: bool = False  # bf16 autocast on CUDA (ignored on the CPU)
     seed: int = 0  # model init, dropout and batch order
     device: str = "auto"  # "auto" (CUDA → MPS → CPU), "cpu", "cuda", "mps"
     progress: bool = True  # show a tqdm progress bar
@@ -78,45 +90,10 @@ class TrainingConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainingConfig:
         names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
-
-
-@torch.no_grad()
-def evaluate_loss(
-    model: Transformer,
-    dataset,
-    max_tokens: int = 4096,
-    smoothing: float = 0.1,
-    device: torch.device | str | None = None,
-) -> dict[str, float]:
-    """Validation loss over a :class:`~transformer_lib.data.TranslationDataset`.
-
-    Returns:
-        ``{"val_loss": label-smoothed KL (the training objective), "val_nll": plain
-        cross-entropy per token (nats), "val_ppl": exp(val_nll)}``.
-    """
-    device = next(model.parameters()).device if device is None else torch.device(device)
-    was_training = model.training
-    model.eval()
-    pad = model.config.pad_id
-    criterion = LabelSmoothingLoss(model.config.vocab_size, smoothing, pad)
-    kl_sum = nll_sum = 0.0
-    n_tokens = 0
-    for idx in batch_indices(dataset.lengths, max_tokens, shuffle=False):
-        src, tgt = collate([dataset[i] for i in idx], dataset.pad_id)
-        src, tgt = src.to(device), tgt.to(device)
-        logits = model(src, tgt[:, :-1])  # (B, T-1, V)
-        gold = tgt[:, 1:]
-        n = int((gold != pad).sum())
-        kl_sum += float(criterion(logits, gold)) * n
-        nll_sum += (
-            float(F.cross_entropy(logits.flatten(0, 1).float(), gold.flatten(), ignore_index=pad))
-            * n
-        )
-        n_tokens += n
-    model.train(was_training)
-    nll = nll_sum / max(n_tokens, 1)
-    return {"val_loss": kl_sum / max(n_tokens, 1), "val_nll": nll, "val_ppl": math.exp(nll)}
+        kw = {k: v for k, v in data.items() if k in names}
+        if "snapshot_at" in kw:
+            kw["snapshot_at"] = tuple(kw["snapshot_at"])
+        return cls(**kw)
 
 
 def _rng_state() -> dict[str, Any]:
@@ -134,11 +111,20 @@ def _set_rng_state(state: dict[str, Any]) -> None:
 
 
 class Trainer:
-    """Train a :class:`Transformer` on a :class:`~transformer_lib.data.TranslationDataset`.
+    """Train a model (:class:`Transformer`, or the decoder-only one) on sentence pairs.
 
     Each step: a batch of similar-length pairs under the token budget, teacher forcing
     (decoder input ``tgt[:, :-1]``, prediction target ``tgt[:, 1:]``), the label-smoothed
     loss, backpropagation, gradient clipping, an Adam step and a schedule step.
+
+    A run survives interruption: a resumable ``checkpoint.pt`` is written at least every
+    ``checkpoint_minutes`` (atomically: a killed run leaves the previous file intact and
+    no temporary file), and SIGINT (Ctrl-C) or SIGTERM ends the loop after the current
+    step with a checkpoint saved (:attr:`interrupted` says which signal).
+
+    Under ``torchrun`` (``torch.distributed`` initialised) the model is wrapped in
+    ``DistributedDataParallel``: every step each rank takes a different batch of the same
+    shuffled epoch, gradients are averaged, and rank 0 alone writes logs and checkpoints.
 
     Args:
         model: The model (moved to the selected device).
@@ -146,14 +132,19 @@ class Trainer:
         valid_set: Optional validation pairs (loss logged every ``eval_every`` steps).
         config: A :class:`TrainingConfig`.
         tokenizer: Stored inside every checkpoint so that it is self-contained.
-        out_dir: If given, ``checkpoint.pt`` (resumable), ``model.pt`` (weights only) and
-            ``training_log.json`` are written there.
+        out_dir: If given, ``checkpoint.pt`` (resumable), ``model.pt`` (weights only),
+            ``training_log.json`` and, if asked for, ``step-NNNNNN.pt`` (the last
+            ``keep_checkpoints`` step checkpoints) and ``attention_snapshots.json`` are
+            written there.
         on_log: Optional callback receiving every log entry (e.g. a live plot).
+        run: How the run was started (preset, architecture, ...): stored in checkpoints so
+            that a resumed run can refuse contradicting settings.
 
     Attributes:
         log: A list of dicts. Training entries have ``step, epoch, loss, lr,
             tokens_per_s, grad_norm, elapsed_s, cpu_s``; validation entries have ``step,
             val_loss, val_nll, val_ppl, elapsed_s``.
+        snapshots: Attention snapshots recorded so far (see :mod:`.snapshots`).
 
     Example:
         >>> trainer = Trainer(model, train_ds, valid_ds, TrainingConfig(max_steps=200))
@@ -171,16 +162,20 @@ class Trainer:
         tokenizer_path: str | os.PathLike | None = None,
         out_dir: str | os.PathLike | None = None,
         on_log: Callable[[dict], None] | None = None,
+        run: dict[str, Any] | None = None,
     ):
         self.config = cfg = config or TrainingConfig()
+        self.run = dict(run or {})  # how the run was started (preset, arch, ...), for resume
         if len(train_set) == 0:
             raise ValueError("The training set is empty; nothing to train on.")
         self.device = select_device(cfg.device)
         self.model = model.to(self.device)
+        self.rank, self.world = distributed_rank_and_size()
         self.train_set, self.valid_set = train_set, valid_set
         self.tokenizer, self.tokenizer_path = tokenizer, tokenizer_path
-        self.out_dir = Path(out_dir) if out_dir is not None else None
+        self.out_dir = Path(out_dir) if out_dir is not None and self.rank == 0 else None
         self.on_log = on_log
+        self.task = task_for(model, self.run)
         self.criterion = LabelSmoothingLoss(
             model.config.vocab_size, cfg.label_smoothing, model.config.pad_id
         )
@@ -190,11 +185,14 @@ class Trainer:
         )
         self.step = 0  # optimiser steps taken so far (over all sessions)
         self.epoch = 0  # current pass over the training data
-        self.batch_in_epoch = 0  # batches of this epoch already used
-        self.tokens_seen = 0  # non-pad source + target tokens trained on
+        self.batch_in_epoch = 0  # batches of this epoch already used (by all ranks)
+        self.tokens_seen = 0  # non-pad source + target tokens trained on (this rank)
         self.elapsed_s = 0.0  # training wall-clock time over all sessions
         self.cpu_s = 0.0  # CPU time of the process (all threads) over all sessions
         self.log: list[dict[str, Any]] = []
+        self.snapshots: list[dict[str, Any]] = []
+        self.interrupted: str | None = None  # "SIGINT"/"SIGTERM" if a signal ended fit()
+        self._signal: int | None = None
 
     # ---- checkpoints ---------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -208,12 +206,18 @@ class Trainer:
             "training_config": self.config.to_dict(),
             "rng": _rng_state(),
             "log": self.log,
+            "snapshots": self.snapshots,
             "device": str(self.device),
             "torch_threads": torch.get_num_threads(),
+            "world_size": self.world,
+            "run": self.run,
         }
 
     def save(self, path: str | os.PathLike, weights_only: bool = False) -> Path:
         """Save a checkpoint; ``weights_only=True`` leaves out the optimiser and schedule."""
+        state = self.state()
+        if weights_only:
+            state.pop("snapshots")  # they have their own file; keep model files small
         return save_checkpoint(
             path,
             self.model,
@@ -221,16 +225,18 @@ class Trainer:
             tokenizer_path=self.tokenizer_path,
             optimizer=self.optimizer,
             scheduler=self.scheduler,
-            state=self.state(),
+            state=state,
             weights_only=weights_only,
         )
 
     def resume(self, path: str | os.PathLike) -> None:
         """Continue from a checkpoint written by :meth:`save` (model, optimiser, schedule,
-        step, position in the data and RNG state).
+        step, position in the data, log, snapshots and RNG state).
 
         The model must have the checkpoint's config. The loop's hyper-parameters are those
-        of this Trainer (so ``max_steps`` or ``minutes`` can be raised for the new session).
+        of this Trainer: build it with ``TrainingConfig.from_dict(ckpt["state"]
+        ["training_config"])`` to continue exactly (the command line does), changing only
+        ``max_steps`` or ``minutes`` to train for longer.
         """
         ckpt = load_checkpoint(path)
         if ckpt["config"] != self.model.config.to_dict():
@@ -243,7 +249,7 @@ class Trainer:
                 f"{path} holds weights only (no optimiser/schedule state), so training cannot "
                 f"resume from it exactly. Resume from the run's checkpoint.pt instead."
             )
-        fresh = Transformer(self.model.config)
+        fresh = type(self.model)(self.model.config)
         try:  # strict load into a fresh model first: nothing is half-loaded on failure
             fresh.load_state_dict(ckpt["model"], strict=True)
         except RuntimeError as exc:
@@ -259,8 +265,11 @@ class Trainer:
         self.elapsed_s = float(st.get("elapsed_s", 0.0))
         self.cpu_s = float(st.get("cpu_s", 0.0))
         self.log = list(st.get("log", []))
+        self.snapshots = list(st.get("snapshots", []))
         if "rng" in st:
             _set_rng_state(st["rng"])
+        if self.rank:  # ranks > 0 keep their own dropout stream
+            torch.manual_seed(self.config.seed * 1000 + self.rank + self.step)
 
     def _write_outputs(self) -> None:
         if self.out_dir is None:
@@ -273,11 +282,39 @@ class Trainer:
     def _write_log(self) -> None:
         if self.out_dir is not None:
             self.out_dir.mkdir(parents=True, exist_ok=True)
-            (self.out_dir / "training_log.json").write_text(json.dumps(self.log, indent=1) + "\n")
+            _write_text_atomic(
+                self.out_dir / "training_log.json", json.dumps(self.log, indent=1) + "\n"
+            )
+
+    def _keep_step_checkpoint(self) -> None:
+        """Write ``step-NNNNNN.pt`` (weights only) and delete all but the newest K."""
+        if self.out_dir is None or self.config.keep_checkpoints <= 0:
+            return
+        self.save(self.out_dir / f"step-{self.step:06d}.pt", weights_only=True)
+        for old in step_checkpoints(self.out_dir)[: -self.config.keep_checkpoints]:
+            old.unlink(missing_ok=True)
+
+    def _take_snapshot(self) -> None:
+        if self.rank or self.tokenizer is None or self.step not in self.config.snapshot_at:
+            return
+        if self.snapshots and self.snapshots[-1]["step"] == self.step:
+            return
+        snap = self.task.snapshot(self._module, self.tokenizer, self.step)
+        self.snapshots.append(snap)
+        if self.out_dir is not None:
+            _write_text_atomic(
+                self.out_dir / "attention_snapshots.json",
+                json.dumps(self.snapshots, ensure_ascii=False, separators=(",", ":")) + "\n",
+            )
 
     # ---- the loop ------------------------------------------------------------------
+    @property
+    def _module(self) -> nn.Module:
+        """The model itself (not its DistributedDataParallel wrapper)."""
+        return self.model
+
     def _epoch_batches(self) -> list[list[int]]:
-        # A different, reproducible order every epoch.
+        # A different, reproducible order every epoch (the same on every rank).
         return batch_indices(
             self.train_set.lengths, self.config.max_tokens, shuffle=True,
             seed=self.config.seed * 100_003 + self.epoch,
@@ -290,17 +327,21 @@ class Trainer:
             self.on_log(entry)
 
     def validate(self) -> dict[str, float] | None:
-        if self.valid_set is None or len(self.valid_set) == 0:
+        if self.rank or self.valid_set is None or len(self.valid_set) == 0:
             return None
-        result = evaluate_loss(
-            self.model, self.valid_set, 2 * self.config.max_tokens, self.config.label_smoothing
+        result = self.task.evaluate_loss(
+            self._module, self.valid_set, 2 * self.config.max_tokens, self.config.label_smoothing
         )
         entry = {"step": self.step, **result, "elapsed_s": round(self.elapsed_s, 2)}
         self._record(entry)
         return result
 
+    def _on_signal(self, signum, frame) -> None:  # noqa: ARG002 - signal handler signature
+        self._signal = signum
+
     def fit(self) -> list[dict[str, Any]]:
-        """Train until ``max_steps`` (total) or ``minutes`` (this call) is reached.
+        """Train until ``max_steps`` (total) or ``minutes`` (this call) is reached, or a
+        SIGINT/SIGTERM arrives (then :attr:`interrupted` is set and a checkpoint saved).
 
         Returns:
             The log (also in :attr:`log`, and in ``out_dir/training_log.json``).
@@ -309,43 +350,55 @@ class Trainer:
         if cfg.max_steps is None and cfg.minutes is None:
             raise ValueError("Give max_steps or minutes (or both), or training never stops.")
         if self.step == 0:
-            torch.manual_seed(cfg.seed)  # dropout; model init is seeded by the caller
-        model, pad = self.model, self.model.config.pad_id
+            torch.manual_seed(cfg.seed + 1000 * self.rank)  # dropout; init seeded by caller
+        _remove_stale_temporaries(self.out_dir)
+        previous = _install_signal_handlers(self._on_signal)
+        try:
+            return self._fit()
+        finally:
+            _restore_signal_handlers(previous)
+
+    def _fit(self) -> list[dict[str, Any]]:
+        cfg = self.config
+        module = self.model
+        ddp = wrap_distributed(module, self.device) if self.world > 1 else module
         budget_s = None if cfg.minutes is None else cfg.minutes * 60.0
         ckpt_every = cfg.checkpoint_every or cfg.eval_every
-        bar = _progress_bar(cfg, self.step)
-        start = last = time.perf_counter()
+        ckpt_period = cfg.checkpoint_minutes * 60.0 if cfg.checkpoint_minutes else None
+        self._take_snapshot()
+        bar = _progress_bar(cfg, self.step, self.rank)
+        start = last = last_ckpt = time.perf_counter()
         start_elapsed, start_cpu, cpu0 = self.elapsed_s, self.cpu_s, time.process_time()
         window = {"loss": 0.0, "tokens": 0, "steps": 0, "targets": 0, "grad": 0.0}
-        model.train()
+        module.train()
         done = False
         while not done:
             batches = self._epoch_batches()
-            while self.batch_in_epoch < len(batches):
-                if cfg.max_steps is not None and self.step >= cfg.max_steps:
+            while self.batch_in_epoch + self.world <= len(batches):
+                now = time.perf_counter()
+                stop = (
+                    (cfg.max_steps is not None and self.step >= cfg.max_steps)
+                    or (budget_s is not None and now - start >= budget_s)
+                    or self._signal is not None
+                )
+                if agree(stop, self.world):
                     done = True
                     break
-                if budget_s is not None and time.perf_counter() - start >= budget_s:
-                    done = True
-                    break
-                idx = batches[self.batch_in_epoch]
-                src, tgt = collate([self.train_set[i] for i in idx], self.train_set.pad_id)
-                src, tgt = src.to(self.device), tgt.to(self.device)
-                gold = tgt[:, 1:]  # (B, T-1): the next token at every position
-                logits = model(src, tgt[:, :-1])  # (B, T-1, V), teacher forcing
-                loss = self.criterion(logits, gold)
+                idx = batches[self.batch_in_epoch + self.rank]
+                with autocast(self.device, cfg.amp):
+                    loss, n_tgt, n_tok = self.task.batch_loss(
+                        ddp, [self.train_set[i] for i in idx], self.criterion, self.device
+                    )
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 if cfg.clip_norm:
-                    grad = nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
+                    grad = nn.utils.clip_grad_norm_(module.parameters(), cfg.clip_norm)
                 else:
                     grad = torch.zeros(())
                 self.optimizer.step()
                 self.scheduler.step()
                 self.step += 1
-                self.batch_in_epoch += 1
-                n_tgt = int((gold != pad).sum())
-                n_tok = n_tgt + int((src != pad).sum())
+                self.batch_in_epoch += self.world
                 self.tokens_seen += n_tok
                 window["loss"] += loss.item() * n_tgt
                 window["targets"] += n_tgt
@@ -356,50 +409,140 @@ class Trainer:
                 self.elapsed_s = start_elapsed + (now - start)
                 self.cpu_s = start_cpu + (time.process_time() - cpu0)
                 if bar is not None:
-                    bar.update(1)
+                    bar.update()
                 if self.step % cfg.log_every == 0:
+                    totals = sum_over_ranks(
+                        [window["loss"], window["targets"], window["tokens"]], self.world
+                    )
                     entry = {
                         "step": self.step,
                         "epoch": self.epoch,
-                        "loss": round(window["loss"] / max(window["targets"], 1), 5),
+                        "loss": round(totals[0] / max(totals[1], 1), 5),
                         "lr": self.scheduler.get_last_lr()[0],
-                        "tokens_per_s": round(window["tokens"] / max(now - last, 1e-9), 1),
+                        "tokens_per_s": round(totals[2] / max(now - last, 1e-9), 1),
                         "grad_norm": round(window["grad"] / window["steps"], 4),
                         "elapsed_s": round(self.elapsed_s, 2),
                         "cpu_s": round(self.cpu_s, 2),
                     }
-                    self._record(entry)
+                    if self.rank == 0:
+                        self._record(entry)
                     if bar is not None:
                         bar.set_postfix(loss=f"{entry['loss']:.3f}", tok_s=entry["tokens_per_s"])
                     window = {"loss": 0.0, "tokens": 0, "steps": 0, "targets": 0, "grad": 0.0}
                     last = time.perf_counter()
                 if cfg.eval_every and self.step % cfg.eval_every == 0:
+                    paused = time.perf_counter()
                     self.validate()
                     if bar is not None and self.log and "val_loss" in self.log[-1]:
                         bar.write(
                             f"step {self.step}: val_loss {self.log[-1]['val_loss']:.3f} "
                             f"val_ppl {self.log[-1]['val_ppl']:.2f}"
                         )
-                    last = time.perf_counter()  # validation time is not training throughput
+                    last += time.perf_counter() - paused  # validation is not training time
+                if self.step in cfg.snapshot_at:
+                    paused = time.perf_counter()
+                    self._take_snapshot()
+                    last += time.perf_counter() - paused
+                paused = time.perf_counter()
                 if ckpt_every and self.step % ckpt_every == 0:
                     self._write_outputs()
+                    self._keep_step_checkpoint()
+                    last_ckpt = time.perf_counter()
+                elif ckpt_period is not None and paused - last_ckpt >= ckpt_period:
+                    self._write_outputs()
+                    last_ckpt = time.perf_counter()
+                last += time.perf_counter() - paused  # writing files is not training time
             else:
                 self.epoch += 1
                 self.batch_in_epoch = 0
         if bar is not None:
             bar.close()
+        if self._signal is not None:
+            self.interrupted = signal.Signals(self._signal).name
+            self._write_outputs()  # resumable exactly where it stopped
+            return self.log
         if not (self.log and self.log[-1].get("step") == self.step and "val_loss" in self.log[-1]):
             self.validate()
         self._write_outputs()
+        if not (ckpt_every and self.step % ckpt_every == 0):
+            self._keep_step_checkpoint()
         return self.log
 
 
-def _progress_bar(cfg: TrainingConfig, initial: int):
-    if not cfg.progress:
-        return None
-    from tqdm.auto import tqdm
+def step_checkpoints(run_dir: str | os.PathLike) -> list[Path]:
+    """The ``step-NNNNNN.pt`` files of a run folder, oldest first."""
+    return sorted(Path(run_dir).glob("step-[0-9]*.pt"))
 
-    return tqdm(total=cfg.max_steps, initial=initial, unit="step", desc="training")
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _remove_stale_temporaries(out_dir: Path | None) -> None:
+    """Delete temporary files a killed run may have left (``.NAME.tmp-PID``)."""
+    if out_dir is not None and out_dir.is_dir():
+        for tmp in out_dir.glob(".*.tmp-*"):
+            tmp.unlink(missing_ok=True)
+
+
+def _install_signal_handlers(handler) -> dict[int, Any]:
+    """Route SIGINT/SIGTERM to ``handler`` (only possible in the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous[sig] = signal.signal(sig, handler)
+    return previous
+
+
+def _restore_signal_handlers(previous: dict[int, Any]) -> None:
+    for sig, old in previous.items():
+        signal.signal(sig, old)
+
+
+class _Progress:
+    """A tqdm bar over steps (``max_steps`` given) or over seconds (only ``minutes``), so
+    that it always has a total and an ETA."""
+
+    def __init__(self, cfg: TrainingConfig, initial_step: int):
+        from tqdm.auto import tqdm
+
+        self.by_time = cfg.max_steps is None
+        if self.by_time:
+            self.bar = tqdm(
+                total=round(cfg.minutes * 60), unit="s", desc="training (time budget)",
+                bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s "
+                "[{elapsed}<{remaining}{postfix}]",
+            )  # fmt: skip
+            self.start = time.perf_counter()
+        else:
+            self.bar = tqdm(total=cfg.max_steps, initial=initial_step, unit="step", desc="training")
+
+    def update(self) -> None:
+        if self.by_time:
+            self.bar.n = min(time.perf_counter() - self.start, self.bar.total)
+            self.bar.refresh()
+        else:
+            self.bar.update(1)
+
+    def set_postfix(self, **kwargs: Any) -> None:
+        self.bar.set_postfix(**kwargs)
+
+    def write(self, text: str) -> None:
+        self.bar.write(text)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _progress_bar(cfg: TrainingConfig, initial: int, rank: int = 0) -> _Progress | None:
+    return _Progress(cfg, initial) if cfg.progress and rank == 0 else None
 
 
 def train(
