@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch import nn
 from torch.optim.lr_scheduler import LambdaLR
 
-from ..components.config import TransformerConfig
-from ..components.model import Transformer, count_parameters
+from ..components.decoder_only import build_model, model_config_dict
+from ..components.model import count_parameters
 
 __all__ = [
     "average_checkpoints",
@@ -74,7 +75,7 @@ def tokenizer_record(tokenizer: Any, path: str | os.PathLike | None = None) -> d
 
 def save_checkpoint(
     path: str | os.PathLike,
-    model: Transformer,
+    model: nn.Module,
     *,
     tokenizer: Any | None = None,
     tokenizer_path: str | os.PathLike | None = None,
@@ -109,7 +110,7 @@ def save_checkpoint(
     ckpt: dict[str, Any] = {
         "format": CHECKPOINT_FORMAT,
         "version": CHECKPOINT_VERSION,
-        "config": model.config.to_dict(),
+        "config": model_config_dict(model),
         "model": weights,
         "n_parameters": count_parameters(model),
         "torch_version": str(torch.__version__),
@@ -227,7 +228,7 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
 
 def load_model(
     path: str | os.PathLike, device: str | torch.device = "cpu"
-) -> tuple[Transformer, dict]:
+) -> tuple[nn.Module, dict]:
     """Build a fresh model from a checkpoint's config and load its weights strictly.
 
     Nothing is half-loaded: a new :class:`Transformer` is built and filled with
@@ -242,8 +243,7 @@ def load_model(
     """
     ckpt = load_checkpoint(path)
     try:
-        config = TransformerConfig.from_dict(ckpt["config"])
-        model = Transformer(config)
+        model = build_model(ckpt["config"])
         model.load_state_dict(ckpt["model"], strict=True)
     except (ValueError, TypeError, KeyError, RuntimeError) as exc:
         raise CheckpointError(

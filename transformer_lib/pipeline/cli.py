@@ -109,6 +109,12 @@ def _build_parser() -> argparse.ArgumentParser:
     t.add_argument("--label-smoothing", type=float, help="ε_ls, §5.4 (default: 0.1)")
     t.add_argument("--clip-norm", type=float, help="gradient clipping, 0 = off (default: 1)")
     t.add_argument("--dropout", type=float, help="override the preset's dropout")
+    t.add_argument(
+        "--layers",
+        type=int,
+        help="decoder-only: number of blocks (default: encoder + decoder layers of the "
+        "preset + 1, about the encoder-decoder's parameter count)",
+    )
     t.add_argument("--seed", type=int, help="seed for init, dropout, batch order (default: 0)")
     t.add_argument("--device", default="auto", help="auto (CUDA → MPS → CPU), cpu, cuda, mps")
     t.add_argument("--amp", action="store_true", default=None, help="bf16 autocast on CUDA")
@@ -258,7 +264,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
         run = ckpt.get("state", {}).get("run", {})
         saved = ckpt.get("state", {}).get("training_config", {})
         checks.resume_conflicts(args, explicit, run, saved, RESUME_MAY_CHANGE, resume_path)
-        config = TransformerConfig.from_dict(ckpt["config"])
+        config = TransformerConfig.from_dict(
+            {k: v for k, v in ckpt["config"].items() if k not in ("arch", "prefix_lm")}
+        )
         tokenizer = tokenizer_from_checkpoint(ckpt, resume_path)
         tok_path = Path(ckpt["tokenizer"]["name"])
         settings = {**saved, **{k: getattr(args, k) for k in RESUME_MAY_CHANGE if k in explicit}}
@@ -270,6 +278,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
         tokenizer = Tokenizer.load(tok_path)
         overrides = {} if args.dropout is None else {"dropout": args.dropout}
         config = getattr(TransformerConfig, run["preset"])(tokenizer.vocab_size, **overrides)
+        if run["arch"] == "decoder-only":
+            blocks = args.layers or config.n_encoder_layers + config.n_decoder_layers + 1
+            config = config.replace(n_decoder_layers=blocks)
+            run["layers"] = blocks
         settings = {k: run[k] for k in TRAIN_DEFAULTS if k not in ("preset", "arch")}
         settings.update(max_steps=args.max_steps, minutes=args.minutes, amp=bool(args.amp))
         settings["clip_norm"] = settings["clip_norm"] or None

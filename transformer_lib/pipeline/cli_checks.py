@@ -86,6 +86,7 @@ def train_numbers(args: argparse.Namespace) -> None:
         "clip_norm": (lambda v: v >= 0, ">= 0 (0 = off)"),
         "dropout": (lambda v: 0 <= v < 1, "in [0, 1)"),
         "threads": (lambda v: v >= 1, ">= 1"),
+        "layers": (lambda v: v >= 1, ">= 1"),
         "eval_every": (lambda v: v >= 0, ">= 0 (0 = only at the end)"),
         "log_every": (lambda v: v >= 1, ">= 1"),
         "checkpoint_every": (lambda v: v >= 1, ">= 1"),
@@ -95,8 +96,9 @@ def train_numbers(args: argparse.Namespace) -> None:
     for name, (ok, rule) in rules.items():
         if name in given:
             _check(ok(given[name]), name, rule, given[name])
-    if args.prefix_lm and (args.arch or "encoder-decoder") != "decoder-only":
-        raise UsageError("--prefix-lm applies to --arch decoder-only only")
+    for flag in ("prefix_lm", "layers"):
+        if getattr(args, flag) and (args.arch or "encoder-decoder") != "decoder-only":
+            raise UsageError(f"--{flag.replace('_', '-')} applies to --arch decoder-only only")
 
 
 def step_list(text: str) -> tuple[int, ...]:
@@ -188,7 +190,7 @@ def resume_conflicts(
     path: Path,
 ) -> None:
     """Refuse flags that contradict the run being resumed (its settings are restored)."""
-    fixed = {"preset", "arch", "prefix_lm", "dropout", "tokenizer", "amp"}
+    fixed = {"preset", "arch", "prefix_lm", "layers", "dropout", "tokenizer", "amp"}
     fixed |= set(saved) - {"device", "progress"}
     for name in sorted(set(explicit) & fixed - set(may_change)):
         value = getattr(args, name)

@@ -20,7 +20,10 @@ from typing import Any
 
 import sacrebleu
 
+from ..components.decoder_only import DecoderOnlyTransformer
 from .corpus import group_references
+from .decoding import translate_texts
+from .generation import translate_texts_decoder_only
 
 __all__ = [
     "EvaluationResult",
@@ -97,6 +100,23 @@ class EvaluationResult:
         )
 
 
+def translate_any(
+    model,
+    tokenizer,
+    texts: Sequence[str],
+    beam_size: int = 1,
+    alpha: float = 0.6,
+    batch_size: int = 64,
+) -> list[str]:
+    """Translate with either architecture: the encoder–decoder (:mod:`.decoding`) or the
+    decoder-only model, which continues ``English <sep>`` (:mod:`.generation`)."""
+    if isinstance(model, DecoderOnlyTransformer):
+        return translate_texts_decoder_only(
+            model, tokenizer, texts, beam_size, alpha, batch_size=batch_size
+        )
+    return translate_texts(model, tokenizer, list(texts), beam_size, alpha, batch_size)
+
+
 def evaluate_pairs(
     model,
     tokenizer,
@@ -116,8 +136,6 @@ def evaluate_pairs(
         limit: Score only the first ``limit`` distinct sources (quick checks).
         batch_size: Sentences decoded together.
     """
-    from .decoding import translate_texts
-
     groups = group_references(pairs)
     if limit is not None:
         groups = groups[:limit]
@@ -125,7 +143,7 @@ def evaluate_pairs(
         raise ValueError("No sentence pairs to evaluate.")
     sources = [src for src, _ in groups]
     refs = [r for _, r in groups]
-    hyps = translate_texts(model, tokenizer, sources, beam_size, alpha, batch_size)
+    hyps = translate_any(model, tokenizer, sources, beam_size, alpha, batch_size)
     bleu, chrf, sigs = corpus_scores(hyps, refs)
     return EvaluationResult(
         bleu=bleu.score,

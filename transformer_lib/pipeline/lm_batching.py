@@ -213,7 +213,7 @@ def decoder_only_loss(
     Returns:
         A scalar tensor.
     """
-    pad = model.config.pad_id
+    pad = getattr(model, "module", model).config.pad_id  # .module: under DistributedDataParallel
     if getattr(criterion, "pad_id", pad) != pad:
         raise ValueError(
             f"criterion ignores pad_id={criterion.pad_id} but the model's pad_id is {pad}; "

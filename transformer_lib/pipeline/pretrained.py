@@ -21,7 +21,8 @@ from torch import Tensor
 
 from .checkpoints import MissingCheckpointError, load_model, tokenizer_from_checkpoint
 from .corpus import shipped_data_dir
-from .decoding import beam_search, encode_sources, greedy_decode, translate_texts
+from .decoding import beam_search, encode_sources, greedy_decode
+from .evaluation import translate_any
 from .tokenizer import warn_if_mostly_unknown
 
 __all__ = [
@@ -115,9 +116,10 @@ class Translator:
                 f"translate(text=...) takes a str or a list of str, not {type(text).__name__}."
             )
         texts = [text] if single else list(text)
-        warn_if_mostly_unknown(texts, encode_sources(self.model, self.tokenizer, texts))
+        encode_sources(self.model, self.tokenizer, texts)  # checks types, emptiness, length
+        warn_if_mostly_unknown(self.tokenizer, texts)
         if not return_attention:
-            out = translate_texts(self.model, self.tokenizer, texts, beam, alpha)
+            out = translate_any(self.model, self.tokenizer, texts, beam, alpha)
             return out[0] if single else out
         results = [self._with_attention(t, beam, alpha) for t in texts]
         return results[0] if single else results

@@ -13,11 +13,23 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .batching import batch_indices, collate
+from ..components.decoder_only import DecoderOnlyTransformer
+from ..components.decoder_only import build_model as build_any
+from .batching import TranslationDataset, batch_indices, collate
+from .evaluation import evaluate_pairs
+from .lm_batching import DecoderOnlyDataset, collate_decoder_only, decoder_only_loss
 from .objectives import LabelSmoothingLoss
 from .snapshots import SNAPSHOT_SENTENCES, attention_snapshot
 
-__all__ = ["EncoderDecoderTask", "evaluate_loss", "task_for"]
+__all__ = [
+    "DecoderOnlyTask",
+    "EncoderDecoderTask",
+    "build_model",
+    "evaluate_loss",
+    "evaluate_model",
+    "make_datasets",
+    "task_for",
+]
 
 
 @torch.no_grad()
@@ -87,22 +99,68 @@ def model_pad_id(model: nn.Module) -> int:
     return inner.config.pad_id
 
 
+class DecoderOnlyTask:
+    """The decoder-only translator: one sequence ``English <sep> German <eos>`` per pair,
+    the loss on the German part only (:mod:`.lm_batching`)."""
+
+    def __init__(self, prefix_lm: bool):
+        self.prefix_lm = prefix_lm
+
+    def batch_loss(self, model, items, criterion, device) -> tuple[Tensor, int, int]:
+        pad = model_pad_id(model)
+        batch = collate_decoder_only(items, pad).to(device)
+        loss = decoder_only_loss(model, batch, criterion, self.prefix_lm)
+        return loss, batch.n_target_tokens, int((batch.ids != pad).sum())
+
+    @torch.no_grad()
+    def evaluate_loss(self, model, dataset, max_tokens, smoothing) -> dict[str, float]:
+        was_training = model.training
+        model.eval()
+        device = next(model.parameters()).device
+        pad = model.config.pad_id
+        criterion = LabelSmoothingLoss(model.config.vocab_size, smoothing, pad)
+        kl_sum = nll_sum = 0.0
+        n_tokens = 0
+        for idx in batch_indices(dataset.lengths, max_tokens, shuffle=False):
+            batch = collate_decoder_only([dataset[i] for i in idx], pad).to(device)
+            n = batch.n_target_tokens
+            kl_sum += float(decoder_only_loss(model, batch, criterion, self.prefix_lm)) * n
+            prefix = batch.prefix_len if self.prefix_lm else None
+            logits = model(batch.ids[:, :-1], prefix_len=prefix)  # (B, L-1, V)
+            target = batch.ids[:, 1:].masked_fill(~batch.loss_mask, pad)
+            nll = F.cross_entropy(logits.flatten(0, 1).float(), target.flatten(), ignore_index=pad)
+            nll_sum += float(nll) * n
+            n_tokens += n
+        model.train(was_training)
+        nll = nll_sum / max(n_tokens, 1)
+        return {"val_loss": kl_sum / max(n_tokens, 1), "val_nll": nll, "val_ppl": math.exp(nll)}
+
+    @staticmethod
+    def snapshot(model, tokenizer, step: int) -> dict[str, Any] | None:
+        return None  # attention snapshots are recorded for the encoder–decoder only
+
+
 def task_for(model: nn.Module, run: dict[str, Any] | None = None):
     """The training task that fits ``model``'s architecture."""
+    if isinstance(model, DecoderOnlyTransformer):
+        return DecoderOnlyTask(model.prefix_lm)
     return EncoderDecoderTask()
 
 
 def build_model(run: dict[str, Any], config) -> nn.Module:
-    """A fresh model of the run's architecture (``run["arch"]``)."""
-    from ..components.model import Transformer
-
-    return Transformer(config)
+    """A fresh model of the run's architecture (``run["arch"]``, ``run["prefix_lm"]``)."""
+    return build_any(
+        {**config.to_dict(), "arch": run.get("arch"), "prefix_lm": run.get("prefix_lm", False)}
+    )
 
 
 def make_datasets(run: dict[str, Any], splits, tokenizer, config):
     """``(train, valid)`` datasets in the form the run's architecture trains on."""
-    from .batching import TranslationDataset
-
+    if run.get("arch") == "decoder-only":
+        return tuple(
+            DecoderOnlyDataset(splits[name], tokenizer, max_len=config.max_len)
+            for name in ("train", "valid")
+        )
     return tuple(
         TranslationDataset(splits[name], tokenizer, max_len=config.max_len)
         for name in ("train", "valid")
@@ -110,8 +168,6 @@ def make_datasets(run: dict[str, Any], splits, tokenizer, config):
 
 
 def evaluate_model(model, tokenizer, pairs, beam: int = 1, alpha: float = 0.6, limit=None):
-    """BLEU and chrF of any of the library's models on ``pairs`` (see :mod:`.evaluation`)."""
-    from .evaluation import evaluate_pairs
-
+    """BLEU and chrF of either architecture on ``pairs`` (see :mod:`.evaluation`)."""
     model.eval()
     return evaluate_pairs(model, tokenizer, pairs, beam, alpha, limit)

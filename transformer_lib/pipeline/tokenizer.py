@@ -48,7 +48,6 @@ __all__ = [
     "PAD_ID",
     "SEP_ID",
     "UNKNOWN_SHARE_WARNING",
-    "unknown_share",
     "warn_if_mostly_unknown",
     "SPECIAL_TOKENS",
     "UNK_ID",
@@ -77,25 +76,22 @@ _BASE_ALPHABET = sorted(
 UNKNOWN_SHARE_WARNING = 0.5
 
 
-def unknown_share(ids: Sequence[int]) -> float:
-    """Fraction of ``<unk>`` among token ids (0 for an empty sequence)."""
-    return sum(i == UNK_ID for i in ids) / len(ids) if len(ids) else 0.0
-
-
-def warn_if_mostly_unknown(texts: Sequence[str], ids: Sequence[Sequence[int]]) -> list[int]:
-    """Warn about each sentence that is mostly ``<unk>``; return their indices.
+def warn_if_mostly_unknown(tokenizer: Tokenizer, texts: Sequence[str]) -> list[int]:
+    """Warn about each sentence that is mostly unknown characters; return their indices.
 
     The shipped vocabulary knows English and German in Latin script: Chinese, emoji and
-    the like all become ``<unk>``, and a translation of them would be garbage.
+    the like all become ``<unk>`` (a run of them one ``<unk>``), and a translation of them
+    would be garbage. "Mostly" is more than half of the non-space characters.
     """
     import warnings
 
-    bad = [i for i, seq in enumerate(ids) if unknown_share(seq) > UNKNOWN_SHARE_WARNING]
+    shares = [tokenizer.unknown_share(t) for t in texts]
+    bad = [i for i, share in enumerate(shares) if share > UNKNOWN_SHARE_WARNING]
     for i in bad:
         warnings.warn(
             f"sentence {i} ({texts[i][:40]!r}) is mostly characters the model has never seen "
-            f"({unknown_share(ids[i]):.0%} <unk> tokens): it knows only English in Latin "
-            f"script, so its translation will be meaningless.",
+            f"({shares[i]:.0%} of them become <unk>): it knows only English in Latin script, "
+            f"so its translation will be meaningless.",
             UserWarning,
             stacklevel=3,
         )
@@ -157,10 +153,12 @@ class Tokenizer:
     def __init__(self, backend: tokenizers.Tokenizer) -> None:
         for expected_id, token in enumerate(SPECIAL_TOKENS):
             actual = backend.token_to_id(token)
+            if token == "<sep>" and actual is None:
+                continue  # tokenizers trained before <sep> was reserved still translate
             if actual != expected_id:
                 raise TokenizerFileError(
                     f"Special token {token!r} has id {actual}, expected {expected_id}. The "
-                    f"library needs <pad>=0 <unk>=1 <bos>=2 <eos>=3; retrain with "
+                    f"library needs <pad>=0 <unk>=1 <bos>=2 <eos>=3 <sep>=4; retrain with "
                     f"Tokenizer.train(...) or train_tokenizer_from_corpus(...)."
                 )
         self.backend = backend
@@ -299,6 +297,16 @@ class Tokenizer:
         head = [BOS_ID] if add_bos else []
         tail = [EOS_ID] if add_eos else []
         return [head + e.ids + tail for e in encodings]
+
+    def unknown_share(self, text: str) -> float:
+        """Fraction of the non-space characters of ``text`` that become ``<unk>``."""
+        enc = self.backend.encode(_check_str(text, "unknown_share"), add_special_tokens=False)
+        unknown = sum(
+            len(text[a:b].replace(" ", ""))
+            for i, (a, b) in zip(enc.ids, enc.offsets)
+            if i == UNK_ID
+        )
+        return unknown / max(1, len(text.replace(" ", "")))
 
     def tokens(self, text: str) -> list[str]:
         """The subword strings of a sentence, e.g. ``['▁Ich', '▁bin', '▁m', 'üde', '.']``.

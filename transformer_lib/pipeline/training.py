@@ -25,6 +25,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ..components.decoder_only import build_model, model_config_dict
 from ..components.model import Transformer
 from .batching import batch_indices
 from .checkpoints import CheckpointError, load_checkpoint, save_checkpoint
@@ -239,17 +240,17 @@ class Trainer:
         ``max_steps`` or ``minutes`` to train for longer.
         """
         ckpt = load_checkpoint(path)
-        if ckpt["config"] != self.model.config.to_dict():
+        if ckpt["config"] != model_config_dict(self.model):
             raise CheckpointError(
-                f"{path} was trained with a different model config; build the model with "
-                f"TransformerConfig.from_dict(checkpoint['config'])."
+                f"{path} was trained with a different model; build it with "
+                f"build_model(checkpoint['config'])."
             )
         if "optimizer" not in ckpt or "scheduler" not in ckpt:
             raise CheckpointError(
                 f"{path} holds weights only (no optimiser/schedule state), so training cannot "
                 f"resume from it exactly. Resume from the run's checkpoint.pt instead."
             )
-        fresh = type(self.model)(self.model.config)
+        fresh = build_model(ckpt["config"])
         try:  # strict load into a fresh model first: nothing is half-loaded on failure
             fresh.load_state_dict(ckpt["model"], strict=True)
         except RuntimeError as exc:
