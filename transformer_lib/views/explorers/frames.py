@@ -1,12 +1,13 @@
-r"""What every explorer is built from: the live and the precomputed (static) version.
+"""What every explorer is built from: the live and the precomputed (static) version.
 
 * **live**, when a Python kernel runs: :func:`_live_explorer` lays out a header, the
   controls, a message line and an image, and calls ``draw()`` whenever a control changes.
   :class:`_LayoutMemo` keeps redraws fast by reusing one constrained layout.
 * **static**, for the HTML book, which has no kernel: every state is drawn when the book
   is built (:func:`figure_to_png`, small PNGs) and :func:`_static_explorer` stacks the
-  frames in nested ``widgets.Stack``\ s, one level per control, each tied to its control
-  with ``widgets.jslink`` (:func:`_frame_stack`), so the browser switches frames by itself.
+  frames in nested ``widgets.Stack`` widgets, one level per control, each tied to its
+  control with ``widgets.jslink`` (:func:`_frame_stack`), so the browser switches frames
+  by itself.
 
 :func:`static_mode` chooses the version from ``TRANSFORMER_BOOK_STATIC``. ipywidgets is
 imported only when an explorer is built (:func:`_widgets`), matplotlib and Pillow only when
