@@ -1,9 +1,10 @@
-"""Command line: ``python -m transformer_lib train | translate | evaluate | average``.
+"""Command line: ``python -m transformer_lib train | translate | evaluate | generate | average``.
 
     python -m transformer_lib train --preset tiny --minutes 15 --out runs/mine
     python -m transformer_lib translate "Tom is lazy."
     python -m transformer_lib evaluate --split test --beam 4
     python -m transformer_lib evaluate --pairs my_pairs.tsv
+    python -m transformer_lib generate "Ich habe" --temperature 0.8 --top-k 20 --seed 0
     python -m transformer_lib average runs/mine --last 5 --out runs/mine/averaged.pt
 
 Every argument is checked before any data is read: a bad one ends the command with
@@ -196,6 +197,30 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--show", type=int, default=3, help="example translations to print")
     ev.add_argument("--json", help="also write the scores to this JSON file")
     _add_decoding_args(ev)
+
+    # ---- generate --------------------------------------------------------------------
+    ge = command(
+        "generate",
+        help="continue German text with a decoder-only model (sampling)",
+        description=(
+            "Continue German text with a decoder-only checkpoint (train --arch "
+            "decoder-only; the book ships data/decoder_only.pt). The model reads "
+            "`English <sep> German`: the prompt is put after <sep>, with --source as the "
+            "English (empty by default). Sampling: --temperature, --top-k, --top-p, --seed; "
+            "--greedy takes the most likely token."
+        ),
+    )
+    ge.add_argument("prompt", help="the German text to continue, in quotes")
+    ge.add_argument("--checkpoint", help="decoder-only model (default: data/decoder_only.pt)")
+    ge.add_argument("--source", default="", help="English sentence the German translates")
+    ge.add_argument("--max-new-tokens", type=int, default=30, help="default: 30")
+    ge.add_argument("--temperature", type=float, default=1.0, help="> 0 (default: 1)")
+    ge.add_argument("--top-k", type=int, help="sample among the k likeliest tokens")
+    ge.add_argument("--top-p", type=float, help="nucleus sampling: smallest set with mass p")
+    ge.add_argument("--greedy", action="store_true", help="no sampling: the likeliest token")
+    ge.add_argument("--seed", type=int, help="seed for reproducible samples")
+    ge.add_argument("--samples", type=int, default=1, help="continuations to print (default: 1)")
+    ge.add_argument("--device", default="cpu", help="cpu, cuda, mps or auto (default: cpu)")
 
     # ---- average ---------------------------------------------------------------------
     av = command(
@@ -420,6 +445,48 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_generate(args: argparse.Namespace) -> int:
+    import torch
+
+    from ..components.decoder_only import DecoderOnlyTransformer
+    from .generation import generate
+    from .pretrained import DEFAULT_DECODER_ONLY, load_pretrained
+
+    checks.sampling(args)
+    path = args.checkpoint or DEFAULT_DECODER_ONLY
+    if not Path(path).is_file():
+        raise UsageError(f"--checkpoint: no file at {path}")
+    if not args.prompt.strip():
+        raise UsageError("the prompt is empty; give some German text to continue")
+    translator = load_pretrained(path, device=checks.device(args.device))
+    model, tok = translator.model, translator.tokenizer
+    if not isinstance(model, DecoderOnlyTransformer):
+        raise UsageError(
+            f"--checkpoint: {path} is an encoder-decoder model; generate needs a decoder-only "
+            f"one (train --arch decoder-only, or data/decoder_only.pt)"
+        )
+    sep = tok.token_to_id("<sep>")
+    if sep is None:
+        raise UsageError(f"--checkpoint: the tokenizer in {path} has no <sep> token")
+    source = tok.encode(args.source) if args.source.strip() else []
+    prompt = [*source, sep, *tok.encode(args.prompt)]
+    if len(prompt) >= model.config.max_len:
+        raise UsageError(
+            f"the prompt has {len(prompt)} tokens; the model's context is "
+            f"{model.config.max_len}: shorten it"
+        )
+    never = (tok.pad_id, tok.bos_id, sep)
+    for i in range(args.samples):
+        seed = None if args.seed is None else args.seed + i
+        out = generate(
+            model, torch.tensor(prompt), args.max_new_tokens, args.temperature, args.top_k,
+            args.top_p, greedy=args.greedy, seed=seed, eos_id=tok.eos_id,
+            prefix_lm=model.prefix_lm, never=never,
+        )  # fmt: skip
+        print(tok.decode(out[len(source) + 1 :].tolist()))
+    return 0
+
+
 def _cmd_average(args: argparse.Namespace) -> int:
     from .checkpoints import average_checkpoints
     from .training import step_checkpoints
@@ -464,6 +531,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "translate": _cmd_translate,
         "evaluate": _cmd_evaluate,
         "average": _cmd_average,
+        "generate": _cmd_generate,
     }
     warnings.formatwarning = _warning_line  # one line on stderr, no source excerpt
     try:

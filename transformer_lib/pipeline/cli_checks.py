@@ -71,6 +71,20 @@ def decoding(args: argparse.Namespace) -> None:
         raise UsageError(f"--checkpoint: no file at {args.checkpoint}")
 
 
+def sampling(args: argparse.Namespace) -> None:
+    """The ``generate`` flags."""
+    _check(args.max_new_tokens >= 1, "max_new_tokens", ">= 1", args.max_new_tokens)
+    _check(args.samples >= 1, "samples", ">= 1", args.samples)
+    if not args.greedy:
+        _check(
+            args.temperature > 0, "temperature", "> 0 (use --greedy for argmax)", args.temperature
+        )
+    if args.top_k is not None:
+        _check(args.top_k >= 1, "top_k", ">= 1", args.top_k)
+    if args.top_p is not None:
+        _check(0 < args.top_p <= 1, "top_p", "in (0, 1]", args.top_p)
+
+
 def train_numbers(args: argparse.Namespace) -> None:
     """Ranges of the numeric ``train`` flags (only those given)."""
     if args.minutes is None and args.max_steps is None and args.resume is None:

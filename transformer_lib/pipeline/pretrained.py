@@ -27,6 +27,7 @@ from .tokenizer import warn_if_mostly_unknown
 
 __all__ = [
     "CHECKPOINT_ENV_VAR",
+    "DEFAULT_DECODER_ONLY",
     "DEFAULT_CHECKPOINT",
     "Translation",
     "Translator",
@@ -35,6 +36,8 @@ __all__ = [
 
 #: The shipped weights, relative to the repository that holds this package.
 DEFAULT_CHECKPOINT = shipped_data_dir() / "model.pt"
+#: The shipped decoder-only translator (chapter 12), trained on the same data and tokenizer.
+DEFAULT_DECODER_ONLY = shipped_data_dir() / "decoder_only.pt"
 #: Environment variable naming another checkpoint for :func:`load_pretrained`.
 CHECKPOINT_ENV_VAR = "TRANSFORMER_BOOK_CHECKPOINT"
 
