@@ -46,7 +46,7 @@ TRAIN_DEFAULTS = {
     "snapshot_at": (),
 }
 #: Loop settings a resumed run may change (everything else is restored from the run).
-RESUME_MAY_CHANGE = ("minutes", "max_steps")
+RESUME_MAY_CHANGE = ("minutes", "max_steps", "cpu_minutes")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -104,6 +104,11 @@ def _build_parser() -> argparse.ArgumentParser:
     t.add_argument("--tokenizer", help="tokenizer .json (default: data/tokenizer.json)")
     t.add_argument("--minutes", type=float, help="wall-clock budget of this run")
     t.add_argument("--max-steps", type=int, help="total optimiser steps")
+    t.add_argument(
+        "--cpu-minutes",
+        type=float,
+        help="CPU-time budget of the whole run (fair budgets on a shared machine)",
+    )
     t.add_argument("--max-tokens", type=int, help="padded tokens per batch (default: 2048)")
     t.add_argument("--lr-factor", type=float, help="Noam schedule factor, §5.3 (default: 1)")
     t.add_argument("--warmup", type=int, help="Noam warm-up steps (default: 400)")
@@ -309,6 +314,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
             run["layers"] = blocks
         settings = {k: run[k] for k in TRAIN_DEFAULTS if k not in ("preset", "arch")}
         settings.update(max_steps=args.max_steps, minutes=args.minutes, amp=bool(args.amp))
+        settings["cpu_minutes"] = args.cpu_minutes
         settings["clip_norm"] = settings["clip_norm"] or None
     settings.update(device=str(device), progress=not args.no_progress)
     tcfg = TrainingConfig.from_dict(settings)

@@ -87,11 +87,15 @@ def sampling(args: argparse.Namespace) -> None:
 
 def train_numbers(args: argparse.Namespace) -> None:
     """Ranges of the numeric ``train`` flags (only those given)."""
-    if args.minutes is None and args.max_steps is None and args.resume is None:
-        raise UsageError("give --minutes or --max-steps (or both), or training never stops")
+    budgets = (args.minutes, args.max_steps, args.cpu_minutes)
+    if all(b is None for b in budgets) and args.resume is None:
+        raise UsageError(
+            "give --minutes, --max-steps or --cpu-minutes (or several), or training never stops"
+        )
     given = {k: v for k, v in vars(args).items() if v is not None}
     rules = {
         "minutes": (lambda v: v > 0, "> 0"),
+        "cpu_minutes": (lambda v: v > 0, "> 0"),
         "max_steps": (lambda v: v >= 1, ">= 1"),
         "max_tokens": (lambda v: v >= 8, ">= 8"),
         "lr_factor": (lambda v: v > 0, "> 0"),
@@ -213,6 +217,6 @@ def resume_conflicts(
             shown = "" if before is None else f" (the run used {before})"
             raise UsageError(
                 f"--{name.replace('_', '-')} {value} conflicts with the run being resumed "
-                f"from {path}{shown}: a resumed run keeps all its settings; only --minutes "
-                f"and --max-steps may change. Drop the flag, or start a new run."
+                f"from {path}{shown}: a resumed run keeps all its settings; only --minutes, "
+                f"--max-steps and --cpu-minutes may change. Drop the flag, or start a new run."
             )

@@ -74,6 +74,7 @@ class TrainingConfig:
     clip_norm: float | None = 1.0  # gradient-norm clipping (not in the paper; cheap insurance)
     max_steps: int | None = None  # stop after this many optimiser steps in total
     minutes: float | None = None  # stop after this much wall-clock time in this call
+    cpu_minutes: float | None = None  # stop once the run has used this much CPU time in all
     eval_every: int = 500  # validation loss every this many steps (0 = only at the end)
     log_every: int = 25  # one training-log entry per this many steps
     checkpoint_every: int | None = None  # save a resumable checkpoint this often (None: evals)
@@ -341,15 +342,18 @@ class Trainer:
         self._signal = signum
 
     def fit(self) -> list[dict[str, Any]]:
-        """Train until ``max_steps`` (total) or ``minutes`` (this call) is reached, or a
+        """Train until ``max_steps`` (total), ``minutes`` (this call) or ``cpu_minutes``
+        (total) is reached, or a
         SIGINT/SIGTERM arrives (then :attr:`interrupted` is set and a checkpoint saved).
 
         Returns:
             The log (also in :attr:`log`, and in ``out_dir/training_log.json``).
         """
         cfg = self.config
-        if cfg.max_steps is None and cfg.minutes is None:
-            raise ValueError("Give max_steps or minutes (or both), or training never stops.")
+        if cfg.max_steps is None and cfg.minutes is None and cfg.cpu_minutes is None:
+            raise ValueError(
+                "Give max_steps, minutes or cpu_minutes (or several), or training never stops."
+            )
         if self.step == 0:
             torch.manual_seed(cfg.seed + 1000 * self.rank)  # dropout; init seeded by caller
         _remove_stale_temporaries(self.out_dir)
@@ -380,6 +384,7 @@ class Trainer:
                 stop = (
                     (cfg.max_steps is not None and self.step >= cfg.max_steps)
                     or (budget_s is not None and now - start >= budget_s)
+                    or (cfg.cpu_minutes is not None and self.cpu_s >= cfg.cpu_minutes * 60.0)
                     or self._signal is not None
                 )
                 if agree(stop, self.world):
@@ -515,19 +520,22 @@ class _Progress:
         from tqdm.auto import tqdm
 
         self.by_time = cfg.max_steps is None
+        self.clock = time.perf_counter if cfg.minutes is not None else time.process_time
         if self.by_time:
+            budget = cfg.minutes if cfg.minutes is not None else cfg.cpu_minutes
+            kind = "time" if cfg.minutes is not None else "CPU time"
             self.bar = tqdm(
-                total=round(cfg.minutes * 60), unit="s", desc="training (time budget)",
+                total=round(budget * 60), unit="s", desc=f"training ({kind} budget)",
                 bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s "
                 "[{elapsed}<{remaining}{postfix}]",
             )  # fmt: skip
-            self.start = time.perf_counter()
+            self.start = self.clock()
         else:
             self.bar = tqdm(total=cfg.max_steps, initial=initial_step, unit="step", desc="training")
 
     def update(self) -> None:
         if self.by_time:
-            self.bar.n = min(time.perf_counter() - self.start, self.bar.total)
+            self.bar.n = min(self.clock() - self.start, self.bar.total)
             self.bar.refresh()
         else:
             self.bar.update(1)
