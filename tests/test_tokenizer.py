@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import unicodedata
 from pathlib import Path
@@ -10,14 +11,21 @@ import pytest
 import tokenizers
 import torch
 
-from transformer_lib.pipeline.corpus import read_pairs, split_pairs
+from transformer_lib.pipeline import tokenizer as tok_module
+from transformer_lib.pipeline.corpus import (
+    SHIPPED_CORPUS,
+    SHIPPED_CORPUS_SHA256,
+    corpus_sha256,
+    read_pairs,
+    split_pairs,
+)
 from transformer_lib.pipeline.tokenizer import (
     DEFAULT_TOKENIZER_PATH,
     SPECIAL_TOKENS,
     Tokenizer,
     TokenizerFileError,
-    _sha256,
     train_tokenizer_from_corpus,
+    warn_if_mostly_unknown,
 )
 
 UMLAUT_SENTENCES = [
@@ -48,7 +56,8 @@ def small_tokenizer(corpus_path):
 
 
 def test_special_ids_and_vocab_size(tokenizer):
-    assert [tokenizer.token_to_id(t) for t in SPECIAL_TOKENS] == [0, 1, 2, 3]
+    assert [tokenizer.token_to_id(t) for t in SPECIAL_TOKENS] == [0, 1, 2, 3, 4]
+    assert SPECIAL_TOKENS[4] == "<sep>"
     assert (tokenizer.pad_id, tokenizer.unk_id, tokenizer.bos_id, tokenizer.eos_id) == (0, 1, 2, 3)
     assert tokenizer.vocab_size == len(tokenizer) == 4000
 
@@ -148,7 +157,7 @@ def test_shipped_file_matches_its_records(corpus_path):
 def test_train_small_vocab(small_tokenizer):
     tok = small_tokenizer
     assert tok.vocab_size <= 600
-    assert [tok.id_to_token(i) for i in range(4)] == list(SPECIAL_TOKENS)
+    assert [tok.id_to_token(i) for i in range(len(SPECIAL_TOKENS))] == list(SPECIAL_TOKENS)
     for s in UMLAUT_SENTENCES:
         assert tok.decode(tok.encode(s)) == s
     assert "Q" in tok.backend.get_vocab()  # base alphabet covers letters absent from the data
@@ -166,14 +175,17 @@ def test_shipped_file_uses_the_same_pipeline_as_the_code(tokenizer, small_tokeni
         assert shipped["model"][key] == fresh["model"][key], key
 
 
-def test_shipped_file_is_reproducible(corpus_path, tmp_path):
+def test_shipped_file_is_reproducible(tmp_path):
+    """`python -m transformer_lib.pipeline.tokenizer` rebuilds data/tokenizer.json exactly
+    from the shipped corpus (the default of train_tokenizer_from_corpus)."""
     meta = json.loads(DEFAULT_TOKENIZER_PATH.with_name("tokenizer.meta.json").read_text())
-    if meta["corpus_sha256"] != _sha256(corpus_path):
-        pytest.skip("the local corpus differs from the one the shipped tokenizer was trained on")
+    assert meta["corpus_sha256"] == SHIPPED_CORPUS_SHA256 == corpus_sha256(SHIPPED_CORPUS)
     if meta["tokenizers_version"] != tokenizers.__version__:
         pytest.skip("a different tokenizers version may break ties between merges differently")
-    tok = train_tokenizer_from_corpus(corpus_path, tmp_path / "tok.json")
-    assert (tmp_path / "tok.json").read_bytes() == DEFAULT_TOKENIZER_PATH.read_bytes()
+    out = tmp_path / "tokenizer.json"
+    tok = train_tokenizer_from_corpus(None, out_path=out)
+    assert out.read_bytes() == DEFAULT_TOKENIZER_PATH.read_bytes()
+    assert json.loads(out.with_name("tokenizer.meta.json").read_text()) == meta
     assert tok.vocab_size == 4000
 
 
@@ -236,7 +248,8 @@ def test_wrong_special_token_ids_are_rejected(tmp_path):
 
 def test_train_from_corpus_uses_train_split_only(corpus_path, tmp_path):
     # A small corpus: a slice of the real one.
-    lines = corpus_path.read_text(encoding="utf-8").splitlines()[::8]
+    with gzip.open(corpus_path, "rt", encoding="utf-8") as f:  # the shipped deu.txt.gz
+        lines = f.read().splitlines()[::8]
     small = tmp_path / "deu.txt"
     small.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = tmp_path / "tok.json"
@@ -253,3 +266,52 @@ def test_train_from_corpus_uses_train_split_only(corpus_path, tmp_path):
     meta = json.loads(out.with_name("tok.meta.json").read_text())
     assert meta["requested_vocab_size"] == 400 and meta["corpus_file"] == "deu.txt"
     assert str(Path(tmp_path)) not in json.dumps(meta)
+
+
+def test_tokenizer_without_sep_still_loads(tmp_path):
+    """Tokenizers trained before <sep> was reserved (ids 0-3 special) still load, and their
+    id 4 (an ordinary token there) is decoded like any other token."""
+    old = tok_module._build_pipeline()
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=80,
+        special_tokens=["<pad>", "<unk>", "<bos>", "<eos>"],
+        initial_alphabet=["!", "▁"],
+        show_progress=False,
+    )
+    old.train_from_iterator(["Hallo Welt!", "Hello world!"], trainer=trainer)
+    old.save(str(tmp_path / "old.json"))
+    tok = Tokenizer.load(tmp_path / "old.json")
+    assert tok.token_to_id("<sep>") is None
+    assert tok.id_to_token(4) == "!"  # an ordinary token in such a vocabulary
+    ids = tok.encode("Hallo Welt!", add_bos=True, add_eos=True)
+    assert ids[0] == 2 and ids[-1] == 3 and 4 in ids
+    assert tok.decode(ids) == "Hallo Welt!"
+
+
+def test_sep_is_skipped_when_decoding(tokenizer):
+    ids = [*tokenizer.encode("Hi."), 4, *tokenizer.encode("Hallo.")]
+    assert tokenizer.decode(ids) == "Hi. Hallo."
+    assert "<sep>" in tokenizer.decode(ids, skip_special=False)
+
+
+# ------------------------------------------------------------------ unknown characters
+
+
+def test_unknown_share_counts_characters(tokenizer):
+    assert tokenizer.unknown_share("The cat is sleeping.") == 0.0
+    assert tokenizer.unknown_share("我喜欢你") == 1.0
+    # "ab 我我" has 4 non-space characters, 2 of them unknown
+    assert tokenizer.unknown_share("ab 我我") == pytest.approx(0.5)
+    assert tokenizer.unknown_share("") == 0.0
+
+
+def test_warn_if_mostly_unknown(tokenizer):
+    with pytest.warns(UserWarning, match="only English in Latin script") as record:
+        bad = warn_if_mostly_unknown(tokenizer, ["Tom is lazy.", "我喜欢你。", "🍕🍕🍕 🍕"])
+    assert bad == [1, 2] and len(record) == 2
+    assert "sentence 1" in str(record[0].message)
+
+
+def test_plain_english_does_not_warn(tokenizer, recwarn):
+    assert warn_if_mostly_unknown(tokenizer, ["Tom is lazy.", "I like 🍕 very much."]) == []
+    assert not [w for w in recwarn if "never seen" in str(w.message)]

@@ -163,7 +163,9 @@ class Tokenizer:
                 )
         self.backend = backend
         self._vocab_size = backend.get_vocab_size()
-        self._specials_to_skip = {PAD_ID, BOS_ID, EOS_ID, SEP_ID}
+        self._specials_to_skip = {PAD_ID, BOS_ID, EOS_ID}
+        if backend.token_to_id("<sep>") == SEP_ID:  # in older tokenizers id 4 is a real token
+            self._specials_to_skip.add(SEP_ID)
 
     # ---------------------------------------------------------------- construction
     @classmethod
