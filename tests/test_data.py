@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gzip
 import http.server
 import io
 import random
@@ -34,7 +35,6 @@ from transformer_lib.pipeline.corpus import (
     split_pairs,
 )
 
-SHARED_RELATIVE = Path("shared") / "data" / "tatoeba-deu-eng" / "deu.txt"
 SAMPLE_LINES = [
     "Go.\tGeh.\tCC-BY 2.0 (France) Attribution: tatoeba.org #2877272 (CM) & #8597805 (Roujin)",
     "Hi.\tHallo!\tCC-BY 2.0 (France) Attribution: tatoeba.org #538123 (CM) & #380701 (cburgmer)",
@@ -50,18 +50,16 @@ SAMPLE_TEXT = "\n".join(SAMPLE_LINES) + "\n"
 
 @pytest.fixture
 def layout(tmp_path, monkeypatch):
-    """A fake repository, a different cwd and a tmp cache, so nothing real is found or written.
-
-    tmp/a/repo is the "repository root" (its shared corpus would be tmp/a/shared/...),
-    tmp/b/work is the cwd (its shared corpus would be tmp/b/shared/...).
+    """A fake repository, a tmp shipped corpus and a tmp cache, so nothing real is found or
+    written: tmp/repo is the "repository root", tmp/shipped/deu.txt.gz the shipped corpus
+    (not created: each test writes what it needs).
     """
-    repo = tmp_path / "a" / "repo"
-    cwd = tmp_path / "b" / "work"
+    repo = tmp_path / "repo"
+    repo.mkdir()
     cache = tmp_path / "cache"
-    for d in (repo, cwd):
-        d.mkdir(parents=True)
     monkeypatch.setattr(data, "REPO_ROOT", repo)
-    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(data, "SHIPPED_CORPUS", tmp_path / "shipped" / "deu.txt.gz")
+    monkeypatch.chdir(repo)
     monkeypatch.delenv(CORPUS_ENV_VAR, raising=False)
     monkeypatch.delenv(CORPUS_URL_ENV_VAR, raising=False)
     monkeypatch.setenv(CACHE_DIR_ENV_VAR, str(cache))
@@ -69,15 +67,15 @@ def layout(tmp_path, monkeypatch):
         "tmp": tmp_path,
         "explicit": tmp_path / "explicit" / "deu.txt",
         "env": tmp_path / "env" / "deu.txt",
-        "repo_shared": tmp_path / "a" / SHARED_RELATIVE,
-        "cwd_shared": tmp_path / "b" / SHARED_RELATIVE,
         "cache": cache / "deu.txt",
+        "shipped": tmp_path / "shipped" / "deu.txt.gz",
     }
 
 
 def _write(path: Path, text: str = SAMPLE_TEXT) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    raw = text.encode("utf-8")
+    path.write_bytes(gzip.compress(raw) if path.suffix == ".gz" else raw)
     return path
 
 
@@ -142,48 +140,72 @@ def _closed_port_url() -> str:
 # Lookup order
 # --------------------------------------------------------------------------------------
 
-LEVELS = ["explicit", "env", "repo_shared", "cwd_shared", "cache"]
+# Highest priority first: an explicit path, $TRANSFORMER_BOOK_CORPUS, the downloaded copy
+# (only with download=True), the shipped data/deu.txt.gz.
+LEVELS = ["explicit", "env", "cache", "shipped"]
 
 
-@pytest.mark.parametrize("winner", LEVELS)
-def test_lookup_order(layout, monkeypatch, winner):
+@pytest.mark.parametrize(
+    "winner, download",
+    [(level, False) for level in LEVELS] + [("explicit", True), ("env", True), ("cache", True)],
+)  # (shipped, download=True) downloads: see the download tests below
+def test_lookup_order(layout, monkeypatch, winner, download):
     # Put a corpus at the winning level and at every lower-priority level.
     for level in LEVELS[LEVELS.index(winner) :]:
         _write(layout[level], f"from {level}\tvon {level}\n")
     if winner in ("explicit", "env"):
         monkeypatch.setenv(CORPUS_ENV_VAR, str(layout["env"]))
     explicit = layout["explicit"] if winner == "explicit" else None
-    found = find_corpus(explicit, download=False)
-    assert found.resolve() == layout[winner].resolve()
+    found = find_corpus(explicit, download=download)
+    expected = "shipped" if winner == "cache" and not download else winner
+    assert found.resolve() == layout[expected].resolve()
+    assert read_pairs(found)[0] == [(f"from {expected}", f"von {expected}")]
 
 
-def test_nothing_found_without_download(layout):
+def test_shipped_corpus_is_the_default_and_needs_no_network(layout, monkeypatch):
+    _write(layout["shipped"])
+    _write(layout["cache"], "cached\tim Cache\n")  # a download is used only when asked for
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("find_corpus() must not touch the network")
+
+    monkeypatch.setattr(data.urllib.request, "urlopen", no_network)
+    assert find_corpus() == layout["shipped"]
+    assert find_corpus(download=False) == layout["shipped"]
+    assert read_pairs(find_corpus())[0][2] == ("Hi.", "Grüß Gott!")
+
+
+def test_missing_shipped_corpus_says_how_to_restore_it(layout):
     with pytest.raises(CorpusNotFoundError) as info:
-        find_corpus(download=False)
+        find_corpus()
     msg = str(info.value)
-    assert "download=False" in msg and "deu-eng.zip" in msg and CORPUS_ENV_VAR in msg
+    assert str(layout["shipped"]) in msg and "git checkout -- data/deu.txt.gz" in msg
+    assert "--corpus" in msg and CORPUS_ENV_VAR in msg  # how to use another copy
+    assert "download=True" in msg and "deu-eng.zip" in msg  # and how to get the larger one
+    assert not layout["cache"].parent.exists()  # nothing was downloaded
 
 
 def test_explicit_path_may_be_a_directory(layout):
     _write(layout["explicit"])
-    assert find_corpus(layout["explicit"].parent, download=False) == layout["explicit"]
+    assert find_corpus(layout["explicit"].parent) == layout["explicit"]
 
 
 @pytest.mark.parametrize("via", ["argument", "env"])
 def test_missing_explicit_path_is_an_error(layout, monkeypatch, via):
-    _write(layout["cache"])  # a usable fallback must not hide the typo
+    _write(layout["cache"])  # usable fallbacks must not hide the typo
+    _write(layout["shipped"])
     missing = layout["tmp"] / "typo" / "deu.txt"
     if via == "env":
         monkeypatch.setenv(CORPUS_ENV_VAR, str(missing))
         call = functools.partial(find_corpus)
     else:
         call = functools.partial(find_corpus, missing)
-    with pytest.raises(CorpusNotFoundError, match="does not exist") as info:
-        call(download=False)
+    for download in (False, True):
+        with pytest.raises(CorpusNotFoundError, match="does not exist") as info:
+            call(download=download)
     assert str(missing) in str(info.value)
     assert isinstance(info.value, FileNotFoundError)
-    if via == "env":
-        assert CORPUS_ENV_VAR in str(info.value)
+    assert (CORPUS_ENV_VAR if via == "env" else "--corpus") in str(info.value)
 
 
 def test_default_cache_dir(tmp_path, monkeypatch):
@@ -209,9 +231,9 @@ def test_download_extracts_and_caches(layout, server, monkeypatch, url_via):
     url = f"{base}/deu-eng.zip"
     if url_via == "env":
         monkeypatch.setenv(CORPUS_URL_ENV_VAR, url)
-        path = find_corpus()
+        path = find_corpus(download=True)
     else:
-        path = find_corpus(url=url)
+        path = find_corpus(download=True, url=url)
     assert path == layout["cache"]
     assert path.read_text(encoding="utf-8") == SAMPLE_TEXT
     assert sorted(p.name for p in path.parent.iterdir()) == ["deu.txt"]  # no zip, no .part
@@ -220,7 +242,7 @@ def test_download_extracts_and_caches(layout, server, monkeypatch, url_via):
     assert pairs[2] == ("Hi.", "Grüß Gott!") and stats.kept == 3
 
     # Second call: served from the cache, no request even though the URL is now dead.
-    assert find_corpus(url=_closed_port_url()) == path
+    assert find_corpus(download=True, url=_closed_port_url()) == path
     assert len(user_agents) == 1
 
 
@@ -239,7 +261,7 @@ def test_failed_download_is_helpful_and_leaves_nothing(layout, server, name, rea
     url = _closed_port_url() if name == "closed-port" else f"{base}/{name}"
     cache_dir = layout["cache"].parent
     with pytest.raises(CorpusNotFoundError) as info:
-        find_corpus(url=url)
+        find_corpus(download=True, url=url)
     msg = str(info.value)
     assert reason in msg
     assert url in msg  # what failed
@@ -254,7 +276,7 @@ def test_failed_download_keeps_existing_cache_dir_contents(layout, server):
     cache_dir.mkdir(parents=True)
     (cache_dir / "other.txt").write_text("keep me")
     with pytest.raises(CorpusNotFoundError):
-        find_corpus(url=f"{server[0]}/missing.zip")
+        find_corpus(download=True, url=f"{server[0]}/missing.zip")
     assert sorted(p.name for p in cache_dir.iterdir()) == ["other.txt"]
 
 
@@ -297,8 +319,9 @@ def test_read_pairs_missing_file(tmp_path):
 
 def test_read_real_corpus(corpus_path):
     pairs, stats = read_pairs(corpus_path)
-    assert stats.kept == len(pairs) > 40_000
+    assert stats.kept == len(pairs) == stats.lines == 48_031
     assert stats.blank == stats.malformed == 0
+    assert stats.summary() == "read 48031 pairs from 48031 lines (0 skipped)"
     assert all(en and de and "\t" not in en + de for en, de in pairs)
 
 

@@ -82,8 +82,25 @@ def test_attention_for_plots(translator):
 
 def test_missing_checkpoint_message(tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSFORMER_BOOK_CHECKPOINT", str(tmp_path / "gone.pt"))
-    with pytest.raises(MissingCheckpointError, match="gone.pt.*train"):
+    with pytest.raises(MissingCheckpointError, match="TRANSFORMER_BOOK_CHECKPOINT names .*gone.pt"):
         load_pretrained()
+    with pytest.raises(MissingCheckpointError, match="gone.pt.*train"):
+        load_pretrained(tmp_path / "gone.pt")  # an explicit path: how to get a checkpoint
+
+
+@pytest.mark.parametrize("bad", [None, 123, b"Tom is lazy."])
+def test_non_text_input_is_a_type_error_naming_the_argument(translator, bad):
+    with pytest.raises(TypeError, match=r"text"):
+        translator.translate(bad)
+
+
+def test_mostly_unknown_input_warns(translator, recwarn):
+    with pytest.warns(UserWarning, match="only English in Latin script"):
+        out = translator.translate("我喜欢你。")
+    assert isinstance(out, str)
+    recwarn.clear()
+    translator.translate(["Tom is lazy.", "I like 🍕."])  # English with one emoji: no warning
+    assert not [w for w in recwarn if "never seen" in str(w.message)]
 
 
 def test_corrupted_checkpoint_message(tmp_path):
@@ -112,5 +129,5 @@ def test_regular_install_carries_the_shipped_data():
     with open(root / "pyproject.toml", "rb") as f:
         data_files = tomllib.load(f)["tool"]["setuptools"]["data-files"]
     shipped = data_files["share/transformer-book"]
-    for name in ("model.pt", "tokenizer.json", "MODEL_CARD.md", "ATTRIBUTION.md"):
+    for name in ("deu.txt.gz", "model.pt", "tokenizer.json", "MODEL_CARD.md", "ATTRIBUTION.md"):
         assert f"data/{name}" in shipped and (root / "data" / name).is_file()

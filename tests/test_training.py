@@ -158,7 +158,7 @@ def test_time_budget_stops_training(tokenizer):
 def test_needs_a_stopping_rule(tokenizer):
     data = TranslationDataset(PAIRS, tokenizer)
     trainer = Trainer(Transformer(small_config(tokenizer.vocab_size)), data, None, quiet())
-    with pytest.raises(ValueError, match="max_steps or minutes"):
+    with pytest.raises(ValueError, match="max_steps, minutes or cpu_minutes"):
         trainer.fit()
 
 
