@@ -1,0 +1,416 @@
+"""Runs that survive interruption: Ctrl-C/SIGTERM, SIGKILL, resume, no silent overwrite."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import pytest
+import torch
+
+from transformer_lib import Transformer, TransformerConfig
+from transformer_lib.__main__ import main
+from transformer_lib.pipeline import cli, training
+from transformer_lib.pipeline.batching import TranslationDataset
+from transformer_lib.pipeline.checkpoints import CheckpointError, load_checkpoint
+from transformer_lib.pipeline.objectives import noam_lr
+from transformer_lib.pipeline.training import Trainer, TrainingConfig, read_log
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+PAIRS = [
+    ("Tom is lazy.", "Tom ist faul."),
+    ("I am tired.", "Ich bin müde."),
+    ("Go away!", "Geh weg!"),
+    ("We won.", "Wir haben gewonnen."),
+    ("It is cold.", "Es ist kalt."),
+    ("Who knows?", "Wer weiß?"),
+]
+TIMINGS = ("elapsed_s", "cpu_s", "tokens_per_s")  # the only log fields that may differ
+
+
+def write_tiny_corpus(path: Path) -> Path:
+    """78 short pairs: read and batched in milliseconds (the shipped tokenizer covers them)."""
+    path.write_text(
+        "".join(
+            f"Tom is {w}{v}.\tTom ist {w}{v}.\n"
+            for w in "abcdefghijklmnopqrstuvwxyz"
+            for v in "xyz"
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def tiny_trainer(tokenizer, config: TrainingConfig | None = None, **kw) -> Trainer:
+    """A small model with dropout on, seeded the same way every time."""
+    trainer_kw = {k: kw.pop(k) for k in ("out_dir", "on_log") if k in kw}
+    torch.manual_seed(0)
+    data = TranslationDataset(PAIRS * 4, tokenizer)
+    model_cfg = TransformerConfig.tiny(
+        tokenizer.vocab_size, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=1,
+        n_decoder_layers=1, dropout=0.1,
+    )  # fmt: skip
+    settings = dict(device="cpu", progress=False, max_tokens=64, warmup=3, log_every=1)
+    settings.update(eval_every=4, checkpoint_minutes=0)
+    config = config or TrainingConfig(**{**settings, **kw})
+    return Trainer(Transformer(model_cfg), data, data, config, tokenizer=tokenizer, **trainer_kw)
+
+
+def without_timings(log: list[dict]) -> list[dict]:
+    return [{k: v for k, v in e.items() if k not in TIMINGS} for e in log]
+
+
+def tmp_files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if ".tmp-" in p.name)
+
+
+# --------------------------------------------------------------------------------------
+# In process: an interrupted and resumed run equals an uninterrupted one
+# --------------------------------------------------------------------------------------
+
+
+def test_interrupted_then_resumed_run_equals_uninterrupted(tokenizer, tmp_path):
+    n = 10  # a few epochs of ~4 batches; the interruption falls inside an epoch
+    straight = tiny_trainer(tokenizer, max_steps=n)
+    straight.fit()
+    rng_after_straight = torch.get_rng_state()
+    assert straight.epoch >= 2
+
+    def ctrl_c_at_half(entry):
+        if entry.get("step") == n // 2 and "loss" in entry:
+            signal.raise_signal(signal.SIGINT)  # as if Ctrl-C were pressed during step 5
+
+    run = tmp_path / "run"
+    first = tiny_trainer(tokenizer, max_steps=n, out_dir=run, on_log=ctrl_c_at_half)
+    first.fit()
+    assert first.interrupted == "SIGINT" and first.step == n // 2  # stopped after that step
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    assert tmp_files(run) == []
+
+    ckpt = load_checkpoint(run / "checkpoint.pt")
+    assert ckpt["state"]["step"] == n // 2
+    config = dataclasses.replace(
+        TrainingConfig.from_dict(ckpt["state"]["training_config"]), max_steps=n
+    )
+    torch.manual_seed(123)  # the resumed run must not depend on the RNG state around it
+    second = tiny_trainer(tokenizer, config=config, out_dir=run)
+    second.resume(run / "checkpoint.pt")
+    assert (second.step, second.epoch, second.batch_in_epoch) == (
+        first.step,
+        first.epoch,
+        first.batch_in_epoch,
+    )
+    # the schedule continues: the learning rate of step 6 is that of the straight run
+    assert second.scheduler.get_last_lr()[0] == pytest.approx(noam_lr(n // 2 + 1, 32, 3, 1.0))
+    second.fit()
+    assert second.step == n and second.interrupted is None
+
+    for (name, a), b in zip(
+        straight.model.state_dict().items(), second.model.state_dict().values()
+    ):
+        assert torch.equal(a, b), name  # bitwise: model, dropout RNG and batch order all continue
+    opt_a, opt_b = straight.optimizer.state_dict(), second.optimizer.state_dict()
+    for key, state in opt_a["state"].items():
+        for name, value in state.items():
+            assert torch.equal(torch.as_tensor(value), torch.as_tensor(opt_b["state"][key][name]))
+    assert torch.equal(torch.get_rng_state(), rng_after_straight)
+    # the log continues where it stopped: same steps, losses, learning rates, val losses
+    assert without_timings(second.log) == without_timings(straight.log)
+    assert [e["step"] for e in second.log if "loss" in e] == list(range(1, n + 1))
+    assert read_log(run / "training_log.json") == second.log
+
+
+def test_resuming_with_another_rng_state_would_differ(tokenizer):
+    """The equality above is not luck: the dropout draws do change the weights."""
+    a = tiny_trainer(tokenizer, max_steps=4)
+    a.fit()
+    b = tiny_trainer(tokenizer, max_steps=2)
+    b.fit()
+    torch.manual_seed(999)  # a different dropout stream from step 3 on
+    b.config = dataclasses.replace(b.config, max_steps=4)
+    b.fit()
+    assert b.step == 4
+    assert any(not torch.equal(x, y) for x, y in zip(a.model.parameters(), b.model.parameters()))
+
+
+def test_sigterm_also_stops_and_saves(tokenizer, tmp_path):
+    def terminate(entry):
+        if entry.get("step") == 2:
+            signal.raise_signal(signal.SIGTERM)
+
+    trainer = tiny_trainer(tokenizer, max_steps=50, out_dir=tmp_path, on_log=terminate)
+    trainer.fit()
+    assert trainer.interrupted == "SIGTERM" and trainer.step == 2
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["state"]["step"] == 2
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_stale_temporaries_are_removed_at_start(tokenizer, tmp_path):
+    stale = [tmp_path / ".checkpoint.pt.tmp-999999", tmp_path / ".training_log.json.tmp-1"]
+    for path in stale:
+        path.write_bytes(b"half a file")
+    keep = tmp_path / "notes.txt"
+    keep.write_text("mine")
+    tiny_trainer(tokenizer, max_steps=1, out_dir=tmp_path).fit()
+    assert tmp_files(tmp_path) == [] and keep.read_text() == "mine"
+
+
+def test_checkpoint_is_written_on_a_clock(tokenizer, tmp_path, monkeypatch):
+    """checkpoint_minutes: checkpoint.pt is also written between evaluations, by the clock."""
+    clock = itertools.count(0, 30)  # each reading of the clock: 30 s later
+    fake_time = types.SimpleNamespace(
+        perf_counter=lambda: next(clock), process_time=time.process_time
+    )
+    monkeypatch.setattr(training, "time", fake_time)
+    saved_steps = []
+    real_write = Trainer._write_outputs
+
+    def spy(self):
+        saved_steps.append(self.step)
+        real_write(self)
+
+    monkeypatch.setattr(Trainer, "_write_outputs", spy)
+    trainer = tiny_trainer(tokenizer, max_steps=6, eval_every=0, checkpoint_minutes=1.0)
+    trainer.out_dir = tmp_path
+    trainer.fit()
+    assert saved_steps[-1] == 6  # at the end
+    assert any(0 < s < 6 for s in saved_steps)  # and on the clock before
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["state"]["step"] == 6
+    saved_steps.clear()
+    trainer = tiny_trainer(tokenizer, max_steps=6, eval_every=0, checkpoint_minutes=0)
+    trainer.out_dir = tmp_path / "off"
+    trainer.fit()
+    assert saved_steps == [6]  # 0 = off: only at the end
+
+
+# --------------------------------------------------------------------------------------
+# Real processes: SIGKILL, resume, Ctrl-C, resume
+# --------------------------------------------------------------------------------------
+
+
+def _train_command(out: Path, corpus: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable, "-m", "transformer_lib", "train", "--out", str(out), "--corpus",
+        str(corpus), "--threads", "1", "--no-progress", "--final-bleu", "none", *extra,
+    ]  # fmt: skip
+
+
+def _wait_for(predicate, proc: subprocess.Popen, what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if proc.poll() is not None:
+            raise AssertionError(f"the run ended (status {proc.returncode}) before {what}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def _logged_step(run: Path) -> int:
+    """The last step in training_log.json (written atomically every log entry)."""
+    try:
+        log = json.loads((run / "training_log.json").read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return -1
+    return log[-1]["step"] if log else -1
+
+
+def _checkpoint_step(path: Path) -> int:
+    try:
+        return int(load_checkpoint(path)["state"]["step"])
+    except (CheckpointError, FileNotFoundError, KeyError):
+        return -1
+
+
+def test_sigkill_then_ctrl_c_then_resume(tmp_path):
+    """The whole story in real processes: a killed run leaves a recent, loadable
+    checkpoint; a resumed run removes stale temporaries; Ctrl-C saves and says how to
+    continue (exit 130); continuing then works."""
+    corpus = write_tiny_corpus(tmp_path / "tiny.tsv")
+    out = tmp_path / "run"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO_ROOT)}
+    env.pop("TRANSFORMER_BOOK_CORPUS", None)
+    settings = ["--max-tokens", "256", "--eval-every", "0", "--log-every", "1"]
+    settings += ["--checkpoint-minutes", "0.005"]  # every 0.3 s
+    log1 = tmp_path / "first.txt"
+    with log1.open("w") as stdout:
+        proc = subprocess.Popen(
+            _train_command(out, corpus, "--max-steps", "100000", *settings),
+            cwd=REPO_ROOT, env=env, stdout=stdout, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        _wait_for(
+            lambda: (out / "checkpoint.pt").is_file() and _logged_step(out) >= 3,
+            proc,
+            "a checkpoint",
+        )
+        time.sleep(0.5)
+        proc.kill()
+        proc.wait(timeout=30)
+        killed_at = time.time()
+    assert proc.returncode == -signal.SIGKILL
+    step_killed = _checkpoint_step(out / "checkpoint.pt")
+    assert step_killed >= 2  # loadable, whatever moment the kill hit
+    assert killed_at - (out / "checkpoint.pt").stat().st_mtime < 10  # at most a few s old
+    (out / ".checkpoint.pt.tmp-999999").write_bytes(b"left by a killed run")
+
+    # Resume in a new process (no flags: the run's own settings), then press Ctrl-C.
+    log2 = tmp_path / "second.txt"
+    with log2.open("w") as stdout:
+        proc = subprocess.Popen(
+            _train_command(out, corpus, "--resume", "--max-steps", "100000"),
+            cwd=REPO_ROOT, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        _wait_for(lambda: _logged_step(out) > step_killed + 2, proc, "the resumed run's steps")
+        assert ".checkpoint.pt.tmp-999999" not in os.listdir(out)  # removed at the start
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    stdout_text = log2.read_text()
+    assert f"resumed {out / 'checkpoint.pt'} at step {step_killed}" in stdout_text
+    last = stdout_text.strip().splitlines()[-1]
+    stopped = _checkpoint_step(out / "checkpoint.pt")
+    assert last == (
+        f"SIGINT: stopped at step {stopped} and saved {out}/checkpoint.pt; continue with: "
+        f"python -m transformer_lib train --out {out} --resume"
+    )
+    assert stopped > step_killed and tmp_files(out) == []
+    steps = [e["step"] for e in read_log(out / "training_log.json")]
+    assert steps == list(range(1, stopped + 1))  # no step lost or repeated over 3 sessions
+
+    # ... and the command it printed continues the run (here in process: faster).
+    more = ["--corpus", str(corpus), "--no-progress", "--final-bleu", "none"]
+    assert (
+        main(["train", "--out", str(out), "--resume", "--max-steps", str(stopped + 2), *more]) == 0
+    )
+    ckpt = load_checkpoint(out / "checkpoint.pt")
+    assert ckpt["state"]["step"] == stopped + 2
+    assert ckpt["state"]["training_config"]["checkpoint_minutes"] == 0.005  # restored
+    assert [e["step"] for e in ckpt["state"]["log"] if "loss" in e] == list(range(1, stopped + 3))
+
+
+# --------------------------------------------------------------------------------------
+# The command line: no silent overwrite, resume restores every setting
+# --------------------------------------------------------------------------------------
+
+RUN_SETTINGS = [
+    "--max-tokens", "256", "--eval-every", "2", "--warmup", "7", "--seed", "3",
+    "--snapshot-at", "0,3", "--log-every", "1", "--keep-checkpoints", "2",
+    "--checkpoint-every", "1",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def cli_run(tmp_path_factory):
+    """A two-step CLI run with non-default settings (trained once for this module)."""
+    tmp = tmp_path_factory.mktemp("cli_run")
+    corpus = write_tiny_corpus(tmp / "tiny.tsv")
+    out = tmp / "run"
+    common = ["--corpus", str(corpus), "--no-progress", "--final-bleu", "none"]
+    assert main(["train", "--out", str(out), "--max-steps", "2", *RUN_SETTINGS, *common]) == 0
+    return out, common
+
+
+@pytest.fixture
+def run_copy(cli_run, tmp_path):
+    out, common = cli_run
+    copy = tmp_path / "run"
+    shutil.copytree(out, copy)
+    return copy, common
+
+
+@pytest.fixture
+def no_corpus_read(monkeypatch):
+    """Fail the test if a command reads the corpus (checks must come first)."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the corpus was read before the arguments were checked")
+
+    monkeypatch.setattr(cli, "_corpus_splits", refuse)
+
+
+def _snapshot_files(folder: Path) -> dict[str, tuple[int, bytes]]:
+    return {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in sorted(folder.iterdir())}
+
+
+def test_second_run_into_the_same_folder_is_refused(run_copy, capsys, no_corpus_read):
+    out, common = run_copy
+    before = _snapshot_files(out)
+    assert main(["train", "--out", str(out), "--max-steps", "3", *common]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("python -m transformer_lib train: error: --out:") and "\n" not in err
+    assert "--resume" in err and "--force" in err
+    assert _snapshot_files(out) == before  # not a byte touched
+
+
+def test_resume_and_force_contradict(run_copy, capsys, no_corpus_read):
+    out, common = run_copy
+    before = _snapshot_files(out)
+    assert (
+        main(["train", "--out", str(out), "--resume", "--force", "--max-steps", "3", *common]) == 2
+    )
+    assert "--resume and --force" in capsys.readouterr().err
+    assert _snapshot_files(out) == before
+
+
+def test_force_starts_over(run_copy, capsys):
+    out, common = run_copy
+    assert {"step-000001.pt", "step-000002.pt", "attention_snapshots.json"} <= set(os.listdir(out))
+    assert main(["train", "--out", str(out), "--max-steps", "1", "--force", *common]) == 0
+    ckpt = load_checkpoint(out / "checkpoint.pt")
+    assert ckpt["state"]["step"] == 1
+    assert [e["step"] for e in ckpt["state"]["log"]] == [1]  # a new log (its final val_loss)
+    assert ckpt["state"]["training_config"]["seed"] == 0  # the defaults, not the old run's
+    left = set(os.listdir(out))
+    assert not {"step-000001.pt", "step-000002.pt", "attention_snapshots.json"} & left
+
+
+def test_resume_restores_every_setting(run_copy, capsys):
+    out, common = run_copy
+    # Only the budget is given (repeating a setting with the same value is allowed).
+    args = ["train", "--out", str(out), "--resume", "--max-steps", "4", "--eval-every", "2"]
+    assert main([*args, *common]) == 0
+    ckpt = load_checkpoint(out / "checkpoint.pt")
+    cfg = ckpt["state"]["training_config"]
+    assert (cfg["eval_every"], cfg["warmup"], cfg["seed"], cfg["log_every"]) == (2, 7, 3, 1)
+    assert (cfg["max_tokens"], cfg["keep_checkpoints"], cfg["max_steps"]) == (256, 2, 4)
+    assert tuple(cfg["snapshot_at"]) == (0, 3)
+    log = ckpt["state"]["log"]
+    assert [e["step"] for e in log if "loss" in e] == [1, 2, 3, 4]
+    assert [e["step"] for e in log if "val_loss" in e] == [2, 4]  # eval_every 2 continued
+    d_model = ckpt["config"]["d_model"]
+    assert log[-2]["lr"] == pytest.approx(noam_lr(5, d_model, 7, 1.0))  # warm-up 7 kept
+    snaps = ckpt["state"]["snapshots"]
+    assert [s["step"] for s in snaps] == [0, 3]
+    assert sorted(p.name for p in out.glob("step-*.pt")) == ["step-000003.pt", "step-000004.pt"]
+    assert ckpt["state"]["run"]["preset"] == "tiny"
+
+
+@pytest.mark.parametrize(
+    "flag, value",
+    [("--preset", "base"), ("--eval-every", "3"), ("--seed", "4"), ("--warmup", "8")],
+)
+def test_resume_refuses_conflicting_settings(run_copy, capsys, no_corpus_read, flag, value):
+    out, common = run_copy
+    before = _snapshot_files(out)
+    args = ["train", "--out", str(out), "--resume", "--max-steps", "4", flag, value]
+    assert main([*args, *common]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"python -m transformer_lib train: error: {flag} {value} conflicts")
+    assert "\n" not in err
+    assert _snapshot_files(out) == before
+
+
+def test_resume_without_a_checkpoint_is_refused(tmp_path, capsys, no_corpus_read):
+    assert main(["train", "--out", str(tmp_path / "new"), "--resume", "--max-steps", "3"]) == 2
+    assert "--resume: no checkpoint at" in capsys.readouterr().err
