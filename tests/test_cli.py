@@ -48,7 +48,7 @@ def test_help(command, capsys):
 def test_translate_prints_german():
     # Through a real `python -m` process, as a reader would type it.
     result = subprocess.run(
-        [sys.executable, "-m", "transformer_lib", "translate", "Tom is lazy."],
+        [sys.executable, "-m", "transformer_lib", "translate", "Tom is lazy.", "我喜欢你。"],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,
@@ -56,7 +56,10 @@ def test_translate_prints_german():
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Tom ist")
+    assert len(lines) == 2 and lines[0].startswith("Tom ist")
+    # The Chinese sentence is translated anyway, with one warning line (no source excerpt).
+    assert result.stderr.startswith("warning: sentence 1 ('我喜欢你。') is mostly characters")
+    assert result.stderr.count("\n") == 1 and "only English in Latin script" in result.stderr
 
 
 def test_translate_several_with_beam(capsys):

@@ -65,6 +65,8 @@ def positive(args: argparse.Namespace, *names: str) -> None:
 
 
 def decoding(args: argparse.Namespace) -> None:
+    """The ``translate`` / ``evaluate`` flags (``--device`` too: before any data is read)."""
+    device(args.device)
     _check(args.beam >= 1, "beam", ">= 1 (1 = greedy)", args.beam)
     _check(args.alpha >= 0, "alpha", ">= 0", args.alpha)
     if args.checkpoint is not None and not Path(args.checkpoint).is_file():
