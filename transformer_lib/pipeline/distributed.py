@@ -50,8 +50,10 @@ def init_distributed(device: torch.device) -> tuple[int, int]:
 def wrap_distributed(model: nn.Module, device: torch.device) -> nn.Module:
     from torch.nn.parallel import DistributedDataParallel
 
-    ids = [device.index if device.index is not None else torch.cuda.current_device()]
-    return DistributedDataParallel(model, device_ids=ids if device.type == "cuda" else None)
+    if device.type != "cuda":  # gloo on the CPU: no device ids (and no CUDA calls)
+        return DistributedDataParallel(model)
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return DistributedDataParallel(model, device_ids=[index])
 
 
 def agree(flag: bool, world: int) -> bool:
