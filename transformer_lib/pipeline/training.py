@@ -302,6 +302,8 @@ class Trainer:
         if self.snapshots and self.snapshots[-1]["step"] == self.step:
             return
         snap = self.task.snapshot(self._module, self.tokenizer, self.step)
+        if snap is None:  # the architecture records none (decoder-only)
+            return
         self.snapshots.append(snap)
         if self.out_dir is not None:
             _write_text_atomic(
