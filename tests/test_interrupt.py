@@ -414,3 +414,27 @@ def test_resume_refuses_conflicting_settings(run_copy, capsys, no_corpus_read, f
 def test_resume_without_a_checkpoint_is_refused(tmp_path, capsys, no_corpus_read):
     assert main(["train", "--out", str(tmp_path / "new"), "--resume", "--max-steps", "3"]) == 2
     assert "--resume: no checkpoint at" in capsys.readouterr().err
+
+
+def test_sigterm_through_the_command_line_exits_143(tmp_path, capsys, monkeypatch):
+    corpus = write_tiny_corpus(tmp_path / "tiny.tsv")
+    out = tmp_path / "run"
+    record = Trainer._record
+
+    def terminate_at_step_2(self, entry):
+        record(self, entry)
+        if entry.get("step") == 2:
+            signal.raise_signal(signal.SIGTERM)  # as a cluster's scheduler would send it
+
+    monkeypatch.setattr(Trainer, "_record", terminate_at_step_2)
+    args = ["train", "--out", str(out), "--corpus", str(corpus), "--max-steps", "1000"]
+    args += ["--log-every", "1", "--max-tokens", "256", "--no-progress", "--final-bleu", "none"]
+    assert main(args) == 143
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == (
+        f"SIGTERM: stopped at step 2 and saved {out}/checkpoint.pt; continue with: "
+        f"python -m transformer_lib train --out {out} --resume"
+    )
+    assert load_checkpoint(out / "checkpoint.pt")["state"]["step"] == 2
+    assert not (out / "summary.json").exists()  # the run is not finished
+    assert tmp_files(out) == []
