@@ -155,10 +155,13 @@ def average_checkpoints(
         if ck.get("tokenizer", {}).get("sha256") != first.get("tokenizer", {}).get("sha256"):
             raise ValueError(f"{path} uses a different tokenizer from {paths[0]}.")
     newest = ckpts[-1]
-    weights = {
-        name: sum(ck["model"][name].double() for ck in ckpts).div(len(ckpts)).float()
-        for name in first["model"]
-    }
+    weights: dict[str, torch.Tensor] = {}
+    shared: dict[tuple[int, int], torch.Tensor] = {}  # tied weights stay one tensor
+    for name, tensor in first["model"].items():
+        key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset())
+        if key not in shared:
+            shared[key] = sum(ck["model"][name].double() for ck in ckpts).div(len(ckpts)).float()
+        weights[name] = shared[key]
     state = {k: v for k, v in newest.get("state", {}).items() if k != "rng"}
     state["averaged_from"] = [
         {"file": Path(p).name, "step": ck.get("state", {}).get("step")}
