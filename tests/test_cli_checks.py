@@ -67,11 +67,11 @@ def _bad_train_args(tmp_path: Path) -> list[tuple[list[str], str]]:
 
 def test_bad_train_arguments_fail_before_any_work(tmp_path, capsys, no_work):
     for args, expected in _bad_train_args(tmp_path):
-        start = time.perf_counter()
+        start = time.process_time()  # CPU time: independent of how busy the machine is
         assert main(["train", *args]) == 2, args
         err = _one_line_error(capsys, "train")
         assert expected in err, (args, err)
-        assert time.perf_counter() - start < 5, args
+        assert time.process_time() - start < 3, args
     assert not (tmp_path / "run").exists()  # nothing was created
 
 
@@ -117,20 +117,21 @@ def test_bad_snapshot_steps_are_a_usage_error(tmp_path, capsys):
     assert err.count("\n") == 1 and "--snapshot-at" in err and "0,100,500" in err
 
 
-def test_a_bad_argument_in_a_real_process_is_quick_and_one_line(tmp_path):
-    start = time.perf_counter()
+def test_a_bad_argument_in_a_real_process_is_one_line(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "transformer_lib", "train", "--out", str(tmp_path / "r"),
          "--minutes", "0"],
-        capture_output=True, text=True, cwd=REPO_ROOT, timeout=120,
+        capture_output=True, text=True, cwd=REPO_ROOT, timeout=600,
     )  # fmt: skip
-    seconds = time.perf_counter() - start
     assert result.returncode == 2
     assert result.stderr == (
         "python -m transformer_lib train: error: --minutes must be > 0, got 0.0\n"
     )
-    assert result.stdout == ""  # no "corpus ...: read N pairs": nothing was loaded
-    assert seconds < 60  # (an import of torch; reading the corpus would print a line above)
+    # Nothing was loaded: reading the corpus prints "corpus ...: read N pairs" first. (No
+    # wall-clock bound: on a busy machine the import of torch alone can take a minute;
+    # the in-process tests above check that no work starts.)
+    assert result.stdout == ""
+    assert not (tmp_path / "r").exists()
 
 
 # --------------------------------------------------------------------------------------

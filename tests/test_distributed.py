@@ -86,7 +86,7 @@ def _torchrun(*args: str, cwd: Path) -> subprocess.CompletedProcess:
         sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
         "--master_addr", "127.0.0.1", "--master_port", str(_free_port()), *args,
     ]  # fmt: skip
-    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env, timeout=240)
+    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
 
 
 def test_two_processes_train_one_model_and_resume(tmp_path):

@@ -205,7 +205,7 @@ def _train_command(out: Path, corpus: Path, *extra: str) -> list[str]:
     ]  # fmt: skip
 
 
-def _wait_for(predicate, proc: subprocess.Popen, what: str, timeout: float = 60.0) -> None:
+def _wait_for(predicate, proc: subprocess.Popen, what: str, timeout: float = 300.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if proc.poll() is not None:
@@ -255,12 +255,13 @@ def test_sigkill_then_ctrl_c_then_resume(tmp_path):
         )
         time.sleep(0.5)
         proc.kill()
-        proc.wait(timeout=30)
+        proc.wait(timeout=300)
         killed_at = time.time()
     assert proc.returncode == -signal.SIGKILL
     step_killed = _checkpoint_step(out / "checkpoint.pt")
     assert step_killed >= 2  # loadable, whatever moment the kill hit
-    assert killed_at - (out / "checkpoint.pt").stat().st_mtime < 10  # at most a few s old
+    # written every 0.3 s (and every step): seconds old at most, even on a busy machine
+    assert killed_at - (out / "checkpoint.pt").stat().st_mtime < 60
     (out / ".checkpoint.pt.tmp-999999").write_bytes(b"left by a killed run")
 
     # Resume in a new process (no flags: the run's own settings), then press Ctrl-C.
@@ -273,7 +274,7 @@ def test_sigkill_then_ctrl_c_then_resume(tmp_path):
         _wait_for(lambda: _logged_step(out) > step_killed + 2, proc, "the resumed run's steps")
         assert ".checkpoint.pt.tmp-999999" not in os.listdir(out)  # removed at the start
         proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
+        _, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
     stdout_text = log2.read_text()
