@@ -75,6 +75,10 @@ def test_average_is_the_mean_of_the_weights(tokenizer, tmp_path):
     for name, value in model.state_dict().items():
         torch.testing.assert_close(value, (wa[name] + wb[name]) / 2, rtol=0, atol=1e-6)
         assert torch.equal(averaged["model"][name], value)
+    # tied weights (the shared embedding, §3.4) stay one tensor: the file does not grow
+    tied = ["src_embed.embedding.weight", "tgt_embed.embedding.weight", "generator.weight"]
+    assert len({ckpt["model"][k].untyped_storage().data_ptr() for k in tied}) == 1
+    assert out.stat().st_size < 1.2 * a.stat().st_size
     # averaging one checkpoint gives it back
     single = average_checkpoints([a])
     assert all(torch.equal(single["model"][k], wa[k]) for k in wa)
