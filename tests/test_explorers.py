@@ -26,6 +26,7 @@ from transformer_lib.views.explorers import (  # noqa: E402
     masks,
     positions,
     temperature,
+    training_snapshots,
 )
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -164,6 +165,7 @@ def test_the_books_frame_counts_stay_modest():
         "mask": 2 * 2 * len(masks.MASK_BATCH),
         "attention": len(explorers.EXAMPLE_SENTENCES) * 3 * n_layers,
         "ablation": len(ablation._ablations(n_layers, n_heads)),
+        "training snapshots": training_snapshots.MAX_FRAMES,
     }
     assert all(2 <= n <= 40 for n in counts.values()), counts
 
@@ -356,3 +358,128 @@ def test_head_ablation_restores_gates_when_translation_fails(translator, monkeyp
         for k in ("encoder", "decoder", "cross")
         for m in model.attention_modules(k)
     )
+
+
+# --------------------------------------------------------------------------- over training
+def _snapshot_file(tmp_path, steps=(0, 100, 1000), n_layers=2, n_heads=2, long_at=0):
+    """A small attention_snapshots.json in the trainer's format: two sentences, a few steps.
+
+    At step ``long_at`` the first sentence's output runs to 30 tokens (an untrained model
+    repeating itself); the maps sharpen from uniform to one-hot as the steps go on.
+    """
+    sources = [("The cat sleeps.", ["▁The", "▁cat", "▁sleeps", "."]), ("Hello!", ["▁Hello", "!"])]
+    records = []
+    for k, step in enumerate(steps):
+        sentences = []
+        for i, (text, src) in enumerate(sources):
+            words = ["▁Die", "▁Katze", "▁schläft", "."] if i == 0 else ["▁Hallo", "!"]
+            if step == long_at and i == 0:
+                words = ["▁lot"] * 30
+            tgt = ["<bos>", *words]  # the decoder's input: <bos> and the output before <eos>
+            T, S = len(tgt), len(src)
+            sharp = k / max(1, len(steps) - 1)  # 0 = uniform, 1 = one source token per row
+            rows = [
+                [round((1 - sharp) / S + sharp * (j == min(t, S - 1)), 3) for j in range(S)]
+                for t in range(T)
+            ]  # (T, S)
+            cross = [[rows for _ in range(n_heads)] for _ in range(n_layers)]
+            sentences.append(
+                {
+                    "source": text,
+                    "translation": " ".join(w.lstrip("▁") for w in words),
+                    "source_tokens": src,
+                    "target_tokens": tgt,
+                    "cross": cross,
+                }
+            )
+        records.append({"step": step, "sentences": sentences})
+    path = tmp_path / "attention_snapshots.json"
+    path.write_text(json.dumps(records[::-1], ensure_ascii=False), encoding="utf-8")  # unsorted
+    return path
+
+
+def test_training_snapshots_static(tmp_path):
+    path = _snapshot_file(tmp_path)
+    box = training_snapshots.training_snapshots_explorer(path, static=True)
+    frames = _check_static(box, n_expected=2 * 3)  # sentences x steps, all different
+    step, sentence = box.controls["step"], box.controls["sentence"]
+    assert list(step.options) == ["0", "100", "1,000"] and step.index == 2  # the trained model
+    assert list(sentence.options) == ["The cat sleeps.", "Hello!"]
+    # the sentence menu selects the outer stack, the step slider each inner one
+    outer = [link for link in box.links if link.target[0] is box.stack]
+    assert len(outer) == 1 and outer[0].source[0] is sentence
+    assert all(isinstance(c, widgets.Stack) for c in box.stack.children)
+    assert len(frames) == len(set(frames))
+    # every frame has the same size, so the page does not jump while the slider moves
+    import io
+
+    from PIL import Image
+
+    assert len({Image.open(io.BytesIO(f)).size for f in frames}) == 1
+
+
+def test_training_snapshots_thins_steps_to_keep_the_page_light(tmp_path, monkeypatch):
+    path = _snapshot_file(tmp_path, steps=(0, 10, 20, 50, 100, 200, 500, 1000))
+    monkeypatch.setattr(training_snapshots, "MAX_FRAMES", 8)
+    box = training_snapshots.training_snapshots_explorer(path, static=True)
+    steps = list(box.controls["step"].options)
+    assert box.frame_count == 2 * len(steps) <= 8
+    assert steps[0] == "0" and steps[-1] == "1,000"
+
+
+def test_training_snapshots_live_redraws(tmp_path):
+    box = training_snapshots.training_snapshots_explorer(_snapshot_file(tmp_path), static=False)
+    _check_live(box)
+    first = _png(box)
+    box.controls["step"].index = 0
+    assert _png(box) != first
+    box.controls["sentence"].index = 1
+    _check_live(box)
+
+
+def test_training_snapshots_figure_rows_are_target_tokens(tmp_path):
+    import matplotlib.pyplot as plt
+
+    records = training_snapshots.load_training_snapshots(_snapshot_file(tmp_path))
+    assert [r["step"] for r in records] == [0, 100, 1000]  # sorted
+    fig = training_snapshots.plot_attention_over_training(records, 0, [0, 1000], max_rows=5)
+    try:
+        panels = [ax for ax in fig.axes if ax.get_images()]
+        assert len(panels) == 2
+        untrained, trained = panels
+        rows = [t.get_text() for t in trained.get_yticklabels()]
+        assert rows == [
+            "<bos> → ▁Die",
+            "▁Die → ▁Katze",
+            "▁Katze → ▁schläft",
+            "▁schläft → .",
+            ". → <eos>",
+        ]
+        assert [t.get_text() for t in trained.get_xticklabels()] == ["▁The", "▁cat", "▁sleeps", "."]
+        assert trained.get_images()[0].get_array().shape == (5, 4)  # (T rows, S columns)
+        assert untrained.get_images()[0].get_array().shape == (5, 4)  # 31 rows cut to max_rows
+        assert "first 5 of 31" in untrained.get_title() and trained.get_title() == "step 1,000"
+        assert "query" in fig.get_supylabel()
+    finally:
+        plt.close(fig)
+    with pytest.raises(ValueError, match="not recorded"):
+        training_snapshots.plot_attention_over_training(records, 0, [5])
+
+
+def test_training_snapshots_missing_or_bad_file(tmp_path, monkeypatch):
+    import transformer_lib.pipeline.corpus as corpus
+
+    monkeypatch.setattr(corpus, "shipped_data_dir", lambda: tmp_path)
+    with pytest.raises(FileNotFoundError, match="--snapshot-at"):
+        training_snapshots.load_training_snapshots()
+    with pytest.raises(FileNotFoundError, match="attention_snapshots.json"):
+        training_snapshots.training_snapshots_explorer(static=True)
+    bad = tmp_path / "bad.json"
+    records = json.loads(_snapshot_file(tmp_path).read_text(encoding="utf-8"))
+    records[0]["sentences"][1]["cross"][0][0].pop()  # one row short of its target tokens
+    bad.write_text(json.dumps(records), encoding="utf-8")
+    with pytest.raises(ValueError, match="must have shape"):
+        training_snapshots.load_training_snapshots(bad)
+    bad.write_text("not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="not a JSON file"):
+        training_snapshots.load_training_snapshots(bad)
