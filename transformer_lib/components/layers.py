@@ -105,11 +105,7 @@ class Encoder(nn.Module):
         super().__init__()
         n = config.n_encoder_layers if n_layers is None else n_layers
         self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(n))
-        self.norm = (
-            nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-            if config.norm_first
-            else nn.Identity()
-        )
+        self.norm = final_norm(config)
 
     def forward(
         self,
@@ -126,17 +122,21 @@ class Encoder(nn.Module):
         return self.norm(x), weights  # (B, S, D), N × (B, H, S, S) or None
 
 
+def final_norm(config: TransformerConfig) -> nn.Module:
+    """The LayerNorm after the last layer of a pre-LN stack; nothing (identity) in post-LN,
+    where every sub-layer already ends with one."""
+    if config.norm_first:
+        return nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+    return nn.Identity()
+
+
 class Decoder(nn.Module):
     """N decoder layers (plus a final LayerNorm in pre-LN)."""
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.n_decoder_layers))
-        self.norm = (
-            nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-            if config.norm_first
-            else nn.Identity()
-        )
+        self.norm = final_norm(config)
 
     def forward(
         self,
