@@ -79,7 +79,7 @@ def plot_loss_mask(
             f"(one per prediction of the next token), got {mask.size}."
         )
     n = mask.size
-    fig, ax = _figure_and_axes(ax, (float(np.clip(0.5 * n + 2.2, 5.0, 12.0)), 2.9))
+    fig, ax = _figure_and_axes(ax, (float(np.clip(0.42 * n + 1.0, 4.0, 10.0)), 3.1))
     ax.imshow(
         mask[None, :].astype(int),
         cmap=ListedColormap([_IGNORED, _COUNTED]),
@@ -92,11 +92,11 @@ def plot_loss_mask(
     ax.grid(which="minor", axis="x", color="white", linewidth=2)
     ax.tick_params(which="minor", length=0)
     ax.set_yticks([])
-    _set_token_ticks(ax, tokens[:-1], None, 10)
+    _set_token_ticks(ax, tokens[:-1], None, 11)
     ax.set_xlabel("position t reads …")
     top = ax.secondary_xaxis("top")
     top.set_xticks(np.arange(n))
-    top.set_xticklabels(tokens[1:], rotation=45, ha="left", rotation_mode="anchor", fontsize=10)
+    top.set_xticklabels(tokens[1:], rotation=45, ha="left", rotation_mode="anchor", fontsize=11)
     top.set_xlabel("… and predicts token t + 1")
     for t, counted in enumerate(mask):
         ax.text(
@@ -105,14 +105,14 @@ def plot_loss_mask(
             "✓" if counted else "–",
             ha="center",
             va="center",
-            fontsize=11,
+            fontsize=12,
             color="white" if counted else "#555555",
         )
     handles = [
         Patch(facecolor=_COUNTED, label="in the loss"),
         Patch(facecolor=_IGNORED, edgecolor="#999999", label="not in the loss"),
     ]
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    fig.legend(handles=handles, loc="outside lower center", ncol=2)
     fig.suptitle(title)
     return fig
 

@@ -126,10 +126,11 @@ def _sampling_figure(
     samples = _samples(p, temperature, top_k, top_p)
     kept = int((probs > 0).sum())
     nz = probs[probs > 0].double()
-    entropy = float(-(nz * nz.log2()).sum())
+    entropy = max(0.0, float(-(nz * nz.log2()).sum()))  # no "-0.00" for one token
     cuts = [f"top-k = {top_k}"] if top_k is not None else []
     cuts += [f"top-p = {top_p:g}"] if top_p is not None and top_p < 1 else []
     cut = ", ".join(cuts) or "no cut-off"
+    tokens = "token" if kept == 1 else "tokens"
     with _style():
         fig = _figure((8.0, 6.2), layout="constrained")
         ax, text_ax = fig.subplots(2, 1, height_ratios=[3.3, 1.0])
@@ -138,7 +139,7 @@ def _sampling_figure(
             vocab,
             reference=plain.numpy(),
             ax=ax,
-            title=f"temperature {temperature:g}, {cut}: {kept:,} tokens possible, "
+            title=f"temperature {temperature:g}, {cut}: {kept:,} {tokens} possible, "
             f"entropy {entropy:.2f} bits",
             show=_SHOW,
         )
