@@ -28,6 +28,7 @@ def plot_beam_search(
     ax: Axes | None = None,
     eos_token: str = "<eos>",
     root_label: str = "<bos>",
+    fontsize: float = 11.0,
 ) -> Figure:
     """Draw the tree of hypotheses a beam search explored (chapter 10).
 
@@ -45,6 +46,8 @@ def plot_beam_search(
         best: the hypothesis to highlight (default: best score in the last step).
         eos_token: marks finished hypotheses.
         root_label: label of the start node.
+        fontsize: size of the node labels (points). The figure is about 0.95 inches
+            per step wide, so that at page width its smallest text stays readable.
 
     Nodes show the token and the cumulative log-probability. Hypotheses that were
     kept at some step but never extended are drawn grey ("pruned").
@@ -91,7 +94,7 @@ def plot_beam_search(
     place(())
     depth = max(len(p) for p in score)
     n_rows = counter[0]
-    fig, ax = _figure_and_axes(ax, (1.45 * (depth + 1) + 3.2, 0.62 * n_rows + 1.8))
+    fig, ax = _figure_and_axes(ax, (max(6.5, 0.95 * (depth + 1) + 0.4), 0.6 * n_rows + 2.2))
     for p, kids in children.items():
         for c in kids:
             strong = c in on_best
@@ -129,7 +132,7 @@ def plot_beam_search(
             text,
             ha="center",
             va="center",
-            fontsize=9.5,
+            fontsize=fontsize,
             color=st["color"],
             zorder=3,
             bbox=dict(boxstyle="round,pad=0.35", fc=st["fc"], ec=st["ec"], lw=st["lw"]),
@@ -137,7 +140,7 @@ def plot_beam_search(
     ax.set_xlim(-0.6, depth + 0.6)
     ax.set_ylim(-(n_rows - 1) - 0.7, 0.7)
     ax.set_xticks(range(depth + 1))
-    ax.set_xticklabels(["start"] + [str(t) for t in range(1, depth + 1)])
+    ax.set_xticklabels(["start"] + [str(t) for t in range(1, depth + 1)], fontsize=11)
     ax.set_yticks([])
     for side in ("left", "right", "top"):
         ax.spines[side].set_visible(False)
@@ -155,5 +158,6 @@ def plot_beam_search(
         )
     ]
     handles.append(Line2D([], [], color=OKABE_ITO[0], linewidth=2.6, label="best path"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    # The legend goes under the tree: the figure stays narrow and is shown near full size.
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=11, frameon=False)
     return fig

@@ -1,0 +1,195 @@
+"""Beam size × length penalty: what beam search returns for one sentence (chapter 10).
+
+Each state runs the library's :func:`~transformer_lib.pipeline.decoding.beam_search` with
+one beam size ``k`` and one length-penalty exponent ``α`` and draws the hypotheses the beam
+held after every step (:func:`beam_steps`, :func:`~transformer_lib.views.beam_search.
+plot_beam_search`), with the finished hypotheses listed under the tree: their text, their
+log-probability and the length-normalised score that ranks them.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from .frames import (
+    InputProblem,
+    _figure,
+    _LayoutMemo,
+    _live_explorer,
+    _static_explorer,
+    _style,
+    _want_static,
+    _widgets,
+    figure_to_png,
+)
+
+__all__ = ["BEAM_SIZES", "LENGTH_PENALTIES", "beam_explorer", "beam_steps"]
+
+#: Beam sizes and length-penalty exponents of the precomputed explorer: 4 × 3 frames.
+BEAM_SIZES = (1, 2, 4, 8)
+LENGTH_PENALTIES = (0.0, 0.6, 1.0)
+
+
+def beam_steps(translator, english: str, beam_size: int = 4, alpha: float = 0.6):
+    """The hypotheses a beam search held after every step, for one sentence.
+
+    For each step ``t`` the search is stopped after ``t`` tokens and asked for its
+    ``beam_size`` best hypotheses; the last entry holds the finished hypotheses of the
+    complete search. Prefixes of a finished hypothesis that the stopped searches did not
+    list are added with their log-probability (``score_sequences``).
+
+    Args:
+        translator: a ``Translator`` (encoder–decoder model and tokenizer).
+        english: the source sentence.
+        beam_size, alpha: as in :func:`~transformer_lib.pipeline.decoding.beam_search`.
+
+    Returns:
+        ``(steps, finished)``: ``steps`` in the form :func:`plot_beam_search` takes (token
+        lists without ``<bos>`` and their log-probabilities, the finished ones last), and
+        ``finished`` as ``(text, tokens, log P, score)`` tuples, best score first.
+    """
+    import torch
+
+    from ...pipeline.decoding import beam_search, score_sequences
+
+    model, tok = translator.model, translator.tokenizer
+    if not tok.encode(english):
+        raise InputProblem("Type an English sentence (the source is empty).")
+    src = translator.encode(english).to(next(model.parameters()).device)  # (1, S)
+
+    def search(**kwargs):
+        found = beam_search(
+            model, src, beam_size, alpha, n_best=beam_size, return_hypotheses=True, **kwargs
+        )
+        return found[0]
+
+    with torch.no_grad():
+        done = search()  # best score first
+        steps = [
+            [(h.tokens, h.log_prob) for h in search(max_len=t + 1)]
+            for t in range(1, max(len(h.tokens) for h in done) - 1)
+        ]
+        for h in done:  # every prefix of a finished hypothesis was in the beam
+            for t in range(1, min(len(h.tokens) - 1, len(steps) + 1)):
+                prefix = h.tokens[: t + 1]
+                if all(ids[: t + 1] != prefix for ids, _ in steps[t - 1]):
+                    ids = torch.tensor([prefix], device=src.device)
+                    steps[t - 1].append((prefix, score_sequences(model, src, ids).item()))
+    steps.append([(h.tokens, h.log_prob) for h in done])
+
+    def names(ids: Sequence[int]) -> list[str]:
+        return [tok.id_to_token(i) for i in ids[1:]]  # without <bos>
+
+    named = [[(names(ids), lp) for ids, lp in hyps] for hyps in steps]
+    finished = [(tok.decode(h.tokens), names(h.tokens), h.log_prob, h.score) for h in done]
+    return named, finished
+
+
+def _beam_figure(translator, english: str, beam_size: int, alpha: float):
+    from ..beam_search import plot_beam_search
+
+    steps, finished = beam_steps(translator, english, beam_size, alpha)
+    shown = finished[:4]
+    prefixes = {tuple(tokens) for hyps in steps for tokens, _ in hyps}
+    leaves = sum(not any(q[: len(p)] == p and q != p for q in prefixes) for p in prefixes)
+    tree_height = max(4.6, 0.5 * leaves + 1.2)  # inches: room for every leaf's label
+    with _style():
+        fig = _figure((8.4, tree_height + 2.0), layout="constrained")
+        ax, text_ax = fig.subplots(2, 1, height_ratios=[tree_height, 1.4])
+        plot_beam_search(
+            steps,
+            best=finished[0][1],
+            title=f"k = {beam_size}, α = {alpha:g}: “{english}”",
+            ax=ax,
+            fontsize=10,
+        )
+        text_ax.axis("off")
+        text_ax.text(
+            0.0,
+            1.0,
+            "Finished hypotheses (best first, up to 4):   log P   /   score = log P / lp",
+            fontsize=10,
+            fontweight="bold",
+            va="top",
+            transform=text_ax.transAxes,
+        )
+        for i, (text, tokens, log_p, score) in enumerate(shown):
+            mark = "→ " if i == 0 else "   "
+            text_ax.text(
+                0.0,
+                0.78 - 0.2 * i,
+                f"{mark}{text}   {log_p:.2f} / {score:.2f}  ({len(tokens)} tokens)",
+                fontsize=10,
+                va="top",
+                transform=text_ax.transAxes,
+            )
+    return fig
+
+
+def beam_explorer(translator, english: str, *, static: bool | None = None):
+    """Beam size and length penalty: the tree, the outputs and their scores for one sentence.
+
+    Chapter 10. Each state runs :func:`~transformer_lib.pipeline.decoding.beam_search` and
+    draws the tree of hypotheses (:func:`beam_steps`) with the finished hypotheses, their
+    log-probabilities and length-normalised scores under it; ``k = 1`` is greedy decoding.
+
+    Args:
+        translator: a ``Translator`` (encoder–decoder model and tokenizer).
+        english: the sentence to translate.
+        static: force the precomputed (True) or the live (False) version.
+
+    Returns:
+        The explorer. Static: a beam-size slider (1, 2, 4, 8) × α buttons (0, 0.6, 1):
+        12 frames. Live: the same controls and a text box for another sentence.
+    """
+    widgets = _widgets()
+    title = "Beam size and length penalty"
+    beam = widgets.SelectionSlider(
+        options=[str(k) for k in BEAM_SIZES],
+        index=BEAM_SIZES.index(4),
+        description="beam size k",
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width="360px"),
+    )
+    alpha = widgets.ToggleButtons(
+        options=[f"{a:g}" for a in LENGTH_PENALTIES],
+        index=LENGTH_PENALTIES.index(0.6),
+        description="α",
+        style={"button_width": "64px"},
+    )
+    if _want_static(static):
+        frames = [
+            [figure_to_png(_beam_figure(translator, english, k, a)) for a in LENGTH_PENALTIES]
+            for k in BEAM_SIZES
+        ]
+        return _static_explorer(
+            widgets,
+            title,
+            "Move the beam size and choose the length-penalty exponent α: the tree shows the "
+            "hypotheses kept after every step, and the list under it the finished ones with "
+            "the scores that rank them. k = 1 is greedy decoding.",
+            [widgets.HBox([beam, alpha])],
+            {"beam": beam, "alpha": alpha},
+            [beam, alpha],
+            frames,
+        )
+    sentence = widgets.Text(value=english, description="English", continuous_update=False)
+    memo = _LayoutMemo()
+
+    def draw() -> tuple[bytes, str]:
+        k, a = BEAM_SIZES[beam.index], LENGTH_PENALTIES[alpha.index]
+        fig = _beam_figure(translator, sentence.value.strip(), k, a)
+        return memo.png(fig, key=(k, a, sentence.value)), (
+            f"<span style='font-size:0.92em'>{html.escape(sentence.value)}</span>"
+        )
+
+    return _live_explorer(
+        widgets,
+        title,
+        "Change the beam size and α, or type another sentence (recomputed live).",
+        [widgets.HBox([beam, alpha]), sentence],
+        {"beam": beam, "alpha": alpha, "sentence": sentence},
+        draw,
+        [beam, alpha, sentence],
+    )
