@@ -11,7 +11,7 @@ Module                      What it draws (chapters)
 ``style``                   colour maps, the Okabe-Ito palette, font sizes and the helpers
                             every figure shares (rows are queries, columns are keys)
 ``architecture``            :func:`plot_architecture`, the paper's Figure 1 (1, 8)
-``curves``                  :func:`plot_curves` for measured curves (1, 3, 7, 9, 10, 12);
+``curves``                  :func:`plot_curves` for measured curves (1, 3, 7, 9, 10, 13);
                             :func:`plot_recurrence_vs_attention` (1);
                             :func:`plot_dot_product_variance`,
                             :func:`plot_softmax_saturation` (3)
@@ -24,13 +24,16 @@ Module                      What it draws (chapters)
                             :func:`plot_position_similarity`,
                             :func:`plot_position_rotation` (5)
 ``masks``                   :func:`plot_mask` (6, 12)
+``decoder_only``            :func:`plot_loss_mask`, :func:`plot_mask_pair`,
+                            :func:`plot_next_token_distribution`,
+                            :func:`plot_self_vs_cross_attention` (12)
 ``layer_norm``              :func:`plot_layer_norm_effect` (7)
 ``training_curves``         :func:`plot_lr_schedule`, :func:`plot_label_smoothing`,
                             :func:`plot_training_log` (9)
 ``beam_search``             :func:`plot_beam_search` (10)
 ``explorers``               sliders and text boxes that keep working in the static HTML
                             book: one module per explorer, and ``explorers.frames`` for the
-                            live and precomputed machinery (3, 5, 6, 9, 11)
+                            live and precomputed machinery (3, 5, 6, 9, 11, 12)
 ``bertviz_views``           bertviz's head and model views, made to work offline (11)
 ``notebook``                :func:`show_source`, :func:`setup_notebook`,
                             :func:`markdown_table` for the chapter notebooks
