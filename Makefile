@@ -6,7 +6,7 @@ STAMP    := $(VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM
 
-.PHONY: venv book test unit lint chromium vendor clean
+.PHONY: venv live book test unit lint chromium vendor clean
 
 venv: $(STAMP)
 
@@ -17,9 +17,25 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $(STAMP)
 
+# The in-browser translator's files (_static/live/generated, git-ignored): the shipped
+# model exported to ONNX, with onnxruntime-web's WebAssembly and the tokenizer, as plain
+# scripts. Written again only when the checkpoint, the exporter or the model code changed.
+LIVE_DIR   := _static/live/generated
+LIVE_STAMP := $(LIVE_DIR)/.built
+LIVE_DEPS  := data/model.pt transformer_lib/pipeline/onnx_export.py \
+              transformer_lib/pipeline/decoding.py $(wildcard transformer_lib/components/*.py) \
+              _static/vendor/MANIFEST.json
+
+live: $(LIVE_STAMP)
+
+$(LIVE_STAMP): $(LIVE_DEPS) $(STAMP)
+	rm -rf $(LIVE_DIR)
+	$(BIN)/python -m transformer_lib.pipeline.onnx_export --checkpoint data/model.pt --out $(LIVE_DIR)
+	touch $@
+
 # Executes the chapters (cached in _build/.jupyter_cache: unchanged notebooks are not
 # run again) and builds the HTML. Any warning fails the build.
-book: venv
+book: venv live
 	$(BIN)/jupyter-book build . -W --keep-going
 	@echo "Book built: open $(CURDIR)/_build/html/index.html"
 

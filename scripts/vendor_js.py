@@ -18,6 +18,11 @@ licence beside it. This one file knows that layout and is used in two ways.
      ``.js``/``.css`` found under ``_static``); the vendored files are loaded only where
      they are needed (MathJax via ``mathjax_path``, the widget manager via
      ``nb_ipywidgets_js``, d3/jQuery inlined by ``transformer_lib.views.bertviz_views``);
+   * does the same for the in-browser translator (``_static/live``): its script and
+     stylesheet are added only to pages with a translator box (an element with the
+     attribute ``data-live-translate``), and that script loads the heavy files
+     (onnxruntime-web, the model) itself; those pages also get an empty favicon, so that
+     no ``/favicon.ico`` request fails;
    * adds ``FontAwesomeConfig`` to every page, so the theme's FontAwesome nests its SVG
      inside ``<i>`` icons instead of replacing them (which otherwise breaks
      ``widgets.Play``);
@@ -38,6 +43,7 @@ licence beside it. This one file knows that layout and is used in two ways.
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import os
@@ -91,6 +97,8 @@ class Package:
     extra_licences: dict[str, tuple[str, str]] = field(default_factory=dict)
     # Used when the package ships no licence file: (SPDX id, copyright line).
     licence_fallback: tuple[str, str] | None = None
+    # Destination files stored gzip-compressed, as ``<name>.gz`` (large binaries).
+    gzipped: tuple[str, ...] = ()
 
 
 PACKAGES = [
@@ -144,6 +152,28 @@ PACKAGES = [
         files={"dist/jquery.min.js": "jquery.min.js"},
         licence="LICENSE.txt",
     ),
+    Package(
+        name="onnxruntime-web",
+        spec="onnxruntime-web@1.30.0",
+        # The in-browser translator (_static/live): the WebAssembly-only build, a plain
+        # script defining `ort`, with the ES module that instantiates its binary. The
+        # 14 MB binary is kept gzip-compressed (3.7 MB); the book build unpacks it into
+        # the page's own loadable files (transformer_lib.pipeline.onnx_export).
+        files={
+            "dist/ort.wasm.min.js": "ort.wasm.min.js",
+            "dist/ort-wasm-simd-threaded.mjs": "ort-wasm-simd-threaded.mjs",
+            "dist/ort-wasm-simd-threaded.wasm": "ort-wasm-simd-threaded.wasm",
+        },
+        gzipped=("ort-wasm-simd-threaded.wasm",),
+        licence=None,  # the package ships none; its package.json says MIT
+        licence_fallback=("MIT", "Copyright (c) Microsoft Corporation. All rights reserved."),
+    ),
+    Package(
+        name="tokenizers",
+        # Tokenizes in the browser with the same tokenizer.json as Python's `tokenizers`.
+        spec="@huggingface/tokenizers@0.2.0",
+        files={"dist/tokenizers.min.cjs": "tokenizers.min.cjs"},
+    ),
 ]
 
 
@@ -194,8 +224,11 @@ def vendor(packages: list[Package] = PACKAGES) -> dict:
                 wanted[pkg.licence] = pkg.licence
             for src, dst in wanted.items():
                 data = tar.extractfile(members[src]).read()
-                if dst.endswith(".js"):
+                if dst.endswith((".js", ".mjs", ".cjs")):
                     data = _strip_source_map(data)
+                if dst in pkg.gzipped:
+                    data = gzip.compress(data, compresslevel=9, mtime=0)
+                    dst += ".gz"
                 target = out / Path(dst)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
@@ -296,16 +329,27 @@ def _drop_vendored_assets(app, config) -> None:
     """Undo Jupyter Book's automatic inclusion of every vendored .js/.css on every page."""
 
     def keep(entry) -> bool:
-        filename = entry[0] if isinstance(entry, (tuple, list)) else entry
-        return not str(filename).startswith(VENDOR_URL + "/")
+        filename = str(entry[0] if isinstance(entry, (tuple, list)) else entry)
+        return not filename.startswith((VENDOR_URL + "/", LIVE_URL + "/"))
 
     config.html_js_files = [e for e in config.html_js_files if keep(e)]
     config.html_css_files = [e for e in config.html_css_files if keep(e)]
 
 
+# The in-browser translator (see transformer_lib/pipeline/onnx_export.py): its own script
+# and stylesheet, relative to the HTML output's `_static/`, and the attribute that marks a
+# translator box in a page.
+LIVE_URL = "live"
+LIVE_SCRIPT = f"{LIVE_URL}/live-translate.js"
+LIVE_STYLE = f"{LIVE_URL}/live-translate.css"
+LIVE_MARKER = "data-live-translate"
+EMPTY_FAVICON = '<link rel="icon" href="data:,">'
+
+
 def _adjust_page_scripts(app, pagename, templatename, context, doctree) -> None:
-    """Per page: drop sphinx-thebe's duplicated snippet; configure require.js for widgets."""
-    from sphinx.builders.html._assets import _JavaScript
+    """Per page: drop sphinx-thebe's duplicated snippet; configure require.js for widgets;
+    add the in-browser translator where a page has one."""
+    from sphinx.builders.html._assets import _CascadingStyleSheet, _JavaScript
 
     scripts = context.get("script_files")
     if scripts is None:
@@ -330,6 +374,11 @@ def _adjust_page_scripts(app, pagename, templatename, context, doctree) -> None:
             setup = _require_config(folder) + "\n" + MATHJAX2_SHIM
             scripts.insert(i + 1, _JavaScript(None, body=setup, priority=script.priority))
             break
+    if LIVE_MARKER in (context.get("body") or ""):
+        # async: it starts loading the model before the page's deferred scripts have run.
+        scripts.append(_JavaScript(f"_static/{LIVE_SCRIPT}", **{"async": "async"}))
+        context.setdefault("css_files", []).append(_CascadingStyleSheet(f"_static/{LIVE_STYLE}"))
+        context["metatags"] = (context.get("metatags") or "") + EMPTY_FAVICON
 
 
 # Read by transformer_lib.views.explorers.static_mode() in the kernels that execute the chapters.
