@@ -103,3 +103,25 @@ def test_vendored_javascript_matches_manifest():
     assert vendor_js.check() == []
     size = sum(p.stat().st_size for p in vendor_js.VENDOR.rglob("*") if p.is_file())
     assert size < 15e6, f"vendored JavaScript grew to {size / 1e6:.1f} MB"
+
+
+@built
+@pytest.mark.parametrize("page", PAGES)
+def test_live_translator_script_only_on_pages_with_a_box(page):
+    """The in-browser translator's loader is added where a box is, and nowhere else; its
+    heavy files (model, WebAssembly) are never <script> tags of a page: it adds them."""
+    html = _html(page)
+    loads = re.findall(r"<script[^>]*\bsrc=\"(?:\.\./)*_static/live/([^\"?]+)", html)
+    has_box = "data-live-translate" in _main_content(html)
+    assert loads == (["live-translate.js"] if has_box else []), loads
+    if has_box:
+        assert '<link rel="icon" href="data:,">' in html
+
+
+@built
+def test_live_translator_on_the_first_page_and_in_chapter_11():
+    for page in (PAGES[0], "chapters/11_inside_the_trained_model"):
+        assert "data-live-translate" in _main_content(_html(page)), page
+    generated = HTML_DIR / "_static" / "live" / "generated"
+    for name in ("model.js", "ort-wasm.js", "ort-loader.js", "tokenizers.js"):
+        assert (generated / name).is_file(), f"{name} missing: `make book` writes it"

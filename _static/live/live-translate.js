@@ -1,0 +1,652 @@
+/*
+ * The book's translator, running in the reader's browser (no Python, no server).
+ *
+ * Every element with the attribute `data-live-translate` becomes a translator box: type
+ * English, get the shipped model's German translation (greedy, exactly as
+ * transformer_lib.pipeline.decoding.greedy_decode), see the attention maps of every
+ * kind, layer and head, and switch heads off to see what changes.
+ *
+ * The model is exported to ONNX by transformer_lib/pipeline/onnx_export.py (`make book`)
+ * and run by onnxruntime-web (WebAssembly); @huggingface/tokenizers reads the same
+ * tokenizer.json as Python. Everything arrives as plain <script> files (base64 inside),
+ * added to the page only when a translator box is on it, so that the book also works
+ * from file:// where browsers refuse fetch().
+ *
+ * For tests and the curious: window.liveTranslate.ready (a Promise of the engine),
+ * window.liveTranslate.translate(text, headsOff) and the timings in
+ * window.liveTranslate.timings.
+ */
+(function () {
+  "use strict";
+
+  var FILES = "LIVE_TRANSLATE_FILES"; // global the generated scripts fill in
+  var SCRIPTS = [
+    "../vendor/onnxruntime-web/ort.wasm.min.js",
+    "generated/ort-loader.js",
+    "generated/ort-wasm.js",
+    "generated/tokenizers.js",
+    "generated/model.js",
+  ];
+  var KINDS = [
+    { key: "encoder", label: "encoder self-attention", input: "encoder_gates" },
+    { key: "decoder", label: "decoder self-attention", input: "decoder_gates" },
+    { key: "cross", label: "cross-attention", input: "cross_gates" },
+  ];
+  // The book's sequential colour map (transformer_lib.views.style.SEQUENTIAL_CMAP,
+  // viridis), 17 evenly spaced stops; tests/test_onnx_export.py checks them.
+  var CMAP = [
+    "#440154", "#48186a", "#472d7b", "#424086", "#3b528b", "#33638d", "#2c728e",
+    "#26828e", "#21918c", "#1fa088", "#28ae80", "#3fbc73", "#5ec962", "#84d44b",
+    "#addc30", "#d8e219", "#fde725",
+  ];
+  var DEFAULT_EXAMPLE = "The children are playing in the garden.";
+
+  var here = document.currentScript ? document.currentScript.src : document.baseURI;
+  var api = (window.liveTranslate = window.liveTranslate || {});
+  api.timings = { start: performance.now() };
+  var enginePromise = null;
+
+  // ------------------------------------------------------------------ loading
+  function loadScript(relative) {
+    var src = new URL(relative, here).href;
+    return new Promise(function (resolve, reject) {
+      var el = document.createElement("script");
+      el.src = src;
+      el.async = true;
+      el.onload = function () { resolve(src); };
+      el.onerror = function () { reject(new Error("could not load " + relative)); };
+      document.head.appendChild(el);
+    });
+  }
+
+  function base64Bytes(text) {
+    if (Uint8Array.fromBase64) { return Uint8Array.fromBase64(text); }
+    var bin = atob(text);
+    var out = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) { out[i] = bin.charCodeAt(i); }
+    return out;
+  }
+
+  async function gunzipBase64(text) {
+    var stream = new Blob([base64Bytes(text)]).stream()
+      .pipeThrough(new DecompressionStream("gzip"));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  }
+
+  function need(value, what) {
+    if (!value) { throw new Error(what + " is missing or damaged"); }
+    return value;
+  }
+
+  async function createEngine() {
+    await Promise.all(SCRIPTS.map(loadScript));
+    api.timings.scripts = performance.now();
+    var files = need(window[FILES], "the model files");
+    var ort = need(window.ort, "onnxruntime-web");
+    var model = need(files.model, "the model (model.js)");
+    var meta = need(model.meta, "the model description");
+    var blobs = await Promise.all([
+      gunzipBase64(need(files.ort_wasm, "the WebAssembly binary (ort-wasm.js)")),
+      gunzipBase64(need(model.encoder, "the encoder graph")),
+      gunzipBase64(need(model.decoder, "the decoder graph")),
+      gunzipBase64(need(model.weights, "the weights")),
+    ]);
+    api.timings.unpacked = performance.now();
+    ort.env.wasm.wasmBinary = blobs[0];
+    var loader = need(files.ort_mjs, "the WebAssembly loader (ort-loader.js)");
+    ort.env.wasm.wasmPaths = {
+      mjs: URL.createObjectURL(new Blob([loader], { type: "text/javascript" })),
+    };
+    ort.env.wasm.numThreads = 1; // threads need cross-origin isolation (not from file://)
+    ort.env.wasm.proxy = false;
+    ort.env.logLevel = "error";
+    var options = {
+      executionProviders: ["wasm"],
+      // Measured: "basic" creates the sessions faster than "all" and runs as fast on
+      // this small model; the shapes change at every step, so no memory pattern.
+      graphOptimizationLevel: "basic",
+      enableMemPattern: false,
+      externalData: [{ path: model.weights_file, data: blobs[3] }],
+    };
+    var sessions = await Promise.all([
+      ort.InferenceSession.create(blobs[1], options),
+      ort.InferenceSession.create(blobs[2], options),
+    ]);
+    var encoder = sessions[0], decoder = sessions[1];
+    var Tokenizer = need(files.tokenizers, "the tokenizer library").Tokenizer;
+    var tokenizer = new Tokenizer(need(model.tokenizer, "the tokenizer"), {
+      clean_up_tokenization_spaces: false,
+    });
+    api.timings.engine = performance.now();
+    return new Engine(ort, encoder, decoder, tokenizer, meta);
+  }
+
+  function loadEngine() {
+    if (!enginePromise) {
+      enginePromise = createEngine();
+      api.ready = enginePromise;
+    }
+    return enginePromise;
+  }
+
+  // ------------------------------------------------------------------ the model
+  function InputError(message) { this.message = message; }
+
+  function Engine(ort, encoder, decoder, tokenizer, meta) {
+    this.ort = ort;
+    this.encoder = encoder;
+    this.decoder = decoder;
+    this.tokenizer = tokenizer;
+    this.meta = meta;
+    this.layers = { encoder: meta.n_encoder_layers, decoder: meta.n_decoder_layers,
+                    cross: meta.n_decoder_layers };
+    this.never = new Uint8Array(meta.vocab_size);
+    meta.never_generate.forEach(function (i) { this.never[i] = 1; }, this);
+    this.skip = new Set(meta.skip_on_decode);
+    this.queue = Promise.resolve(); // onnxruntime runs one session call at a time
+  }
+
+  Engine.prototype.token = function (id) {
+    var t = this.tokenizer.id_to_token(id);
+    return t === undefined ? "#" + id : t;
+  };
+
+  Engine.prototype.gates = function (headsOff) {
+    var H = this.meta.n_heads, gates = {};
+    for (var k = 0; k < KINDS.length; k++) {
+      var kind = KINDS[k].key;
+      gates[kind] = new Float32Array(this.layers[kind] * H).fill(1);
+    }
+    (headsOff || []).forEach(function (h) { gates[h[0]][h[1] * H + h[2]] = 0; });
+    return gates;
+  };
+
+  /* Check the sentence and encode it: {ids, tokens, warning} or throws InputError. */
+  Engine.prototype.encode = function (text) {
+    var meta = this.meta;
+    if (typeof text !== "string" || !text.trim()) {
+      throw new InputError("Type an English sentence first: empty input has no translation.");
+    }
+    var enc = this.tokenizer.encode(text, { add_special_tokens: false });
+    var ids = Array.from(enc.ids, Number);
+    if (!ids.length) {
+      throw new InputError("Nothing to translate: the sentence has no tokens.");
+    }
+    if (ids.length > meta.max_len) {
+      throw new InputError(
+        "This sentence has " + ids.length + " tokens but the model accepts at most " +
+        meta.max_len + ". It is not cut off silently: split it into shorter sentences " +
+        "(the model was trained on sentences of a few dozen tokens at most).");
+    }
+    var unk = ids.indexOf(meta.unk_id) < 0 ? 0 : this.unknownShare(text);
+    var warning = null;
+    if (unk > meta.unknown_share_warning) {
+      warning = "This sentence is mostly characters the model has never seen (" +
+        Math.round(100 * unk) + "% of them become <unk>): it knows only English in Latin " +
+        "script, so its translation will be meaningless.";
+    }
+    return { ids: ids, tokens: ids.map(this.token, this), warning: warning, unknownShare: unk };
+  };
+
+  /* As Python's Tokenizer.unknown_share: the share of the non-space characters (code
+   * points) that become <unk>. Each character cluster is tokenized on its own. */
+  Engine.prototype.unknownShare = function (text) {
+    var unkId = this.meta.unk_id, tokenizer = this.tokenizer;
+    var count = function (s) { return Array.from(s.replace(/ /g, "")).length; };
+    var parts = typeof Intl !== "undefined" && Intl.Segmenter
+      ? Array.from(new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text),
+        function (g) { return g.segment; })
+      : Array.from(text);
+    var unknown = 0;
+    parts.forEach(function (part) {
+      if (count(part) && tokenizer.encode(part, { add_special_tokens: false }).ids
+        .indexOf(unkId) >= 0) {
+        unknown += count(part);
+      }
+    });
+    return unknown / Math.max(1, count(text));
+  };
+
+  function int64(ort, ids) {
+    return new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, ids.length]);
+  }
+
+  /* Greedy decoding as transformer_lib.pipeline.decoding.greedy_decode. */
+  Engine.prototype._translate = async function (text, headsOff) {
+    var t0 = performance.now();
+    var ort = this.ort, meta = this.meta, H = this.meta.n_heads;
+    var source = this.encode(text);
+    var g = this.gates(headsOff);
+    var gate = function (kind, L) { return new ort.Tensor("float32", g[kind], [L, H]); };
+    var src = int64(ort, source.ids);
+    var enc = await this.encoder.run({
+      src: src, encoder_gates: gate("encoder", this.layers.encoder),
+    });
+    var feeds = {
+      memory: enc.memory, src: src,
+      decoder_gates: gate("decoder", this.layers.decoder),
+      cross_gates: gate("cross", this.layers.cross),
+    };
+    var ys = [meta.bos_id];
+    var limit = Math.max(2, Math.min(source.ids.length + meta.extra_output_tokens, meta.max_len));
+    var out = null;
+    for (var step = 0; step < limit - 1; step++) {
+      feeds.tgt = int64(ort, ys);
+      out = await this.decoder.run(feeds);
+      var logits = out.logits.data, best = -1, bestValue = -Infinity;
+      for (var v = 0; v < logits.length; v++) {
+        if (!this.never[v] && logits[v] > bestValue) { bestValue = logits[v]; best = v; }
+      }
+      ys.push(best);
+      if (best === meta.eos_id) { break; }
+    }
+    var kept = ys.filter(function (i) { return !this.skip.has(i); }, this);
+    var inputs = ys.slice(0, -1); // what the decoder read at the last step: <bos> + ...
+    return {
+      text: this.tokenizer.decode(kept, {
+        skip_special_tokens: false, clean_up_tokenization_spaces: false,
+      }),
+      source: source,
+      outputIds: ys,
+      decoderTokens: inputs.map(this.token, this),
+      writtenTokens: ys.slice(1).map(this.token, this),
+      attention: {
+        encoder: enc.encoder_attention,
+        decoder: out.decoder_attention,
+        cross: out.cross_attention,
+      },
+      headsOff: headsOff || [],
+      ms: performance.now() - t0,
+    };
+  };
+
+  Engine.prototype.translate = function (text, headsOff) {
+    var self = this;
+    var run = this.queue.then(function () { return self._translate(text, headsOff); });
+    this.queue = run.catch(function () {});
+    return run;
+  };
+
+  api.translate = function (text, headsOff) {
+    return loadEngine().then(function (engine) { return engine.translate(text, headsOff); });
+  };
+
+  // ------------------------------------------------------------------ drawing
+  function colour(t) {
+    t = Math.min(1, Math.max(0, t)) * (CMAP.length - 1);
+    var i = Math.min(CMAP.length - 2, Math.floor(t)), f = t - i;
+    var a = parseInt(CMAP[i].slice(1), 16), b = parseInt(CMAP[i + 1].slice(1), 16);
+    var mix = function (shift) {
+      return Math.round(((a >> shift) & 255) * (1 - f) + ((b >> shift) & 255) * f);
+    };
+    return "rgb(" + mix(16) + "," + mix(8) + "," + mix(0) + ")";
+  }
+
+  function shortLabel(token) {
+    return token.length > 14 ? token.slice(0, 13) + "…" : token;
+  }
+
+  /* One heatmap: rows = queries, columns = keys, values in [0, 1]. */
+  function drawHeatmap(canvas, values, offset, rows, cols, opts) {
+    var ctx = canvas.getContext("2d");
+    var font = opts.small ? 10 : 12;
+    ctx.font = font + "px sans-serif";
+    var rowW = Math.max.apply(null, opts.rowLabels.map(function (s) {
+      return ctx.measureText(shortLabel(s)).width;
+    }).concat([10]));
+    var colW = Math.max.apply(null, opts.colLabels.map(function (s) {
+      return ctx.measureText(shortLabel(s)).width;
+    }).concat([10]));
+    var cell = Math.max(opts.small ? 9 : 14, Math.min(opts.small ? 18 : 28,
+      Math.floor((opts.maxWidth - rowW - 40) / cols)));
+    var left = rowW + 8 + (opts.small ? 0 : 18), top = opts.title ? font + 10 : 4;
+    var gridW = cell * cols, gridH = cell * rows;
+    var below = colW * 0.72 + font + 16;
+    var width = left + gridW + 8, height = top + gridH + below;
+    var dpr = window.devicePixelRatio || 1;
+    canvas.width = Math.ceil(width * dpr);
+    canvas.height = Math.ceil(height * dpr);
+    canvas.style.width = width + "px";
+    canvas.style.height = height + "px";
+    ctx = canvas.getContext("2d");
+    ctx.scale(dpr, dpr);
+    ctx.font = font + "px sans-serif";
+    ctx.fillStyle = "#fff";
+    ctx.fillRect(0, 0, width, height);
+    for (var i = 0; i < rows; i++) {
+      for (var j = 0; j < cols; j++) {
+        ctx.fillStyle = colour(values[offset + i * cols + j]);
+        ctx.fillRect(left + j * cell, top + i * cell, cell, cell);
+      }
+    }
+    ctx.fillStyle = "#222";
+    ctx.textBaseline = "middle";
+    ctx.textAlign = "right";
+    for (i = 0; i < rows; i++) {
+      ctx.fillText(shortLabel(opts.rowLabels[i]), left - 4, top + (i + 0.5) * cell);
+    }
+    for (j = 0; j < cols; j++) {
+      ctx.save();
+      ctx.translate(left + (j + 0.5) * cell, top + gridH + 4);
+      ctx.rotate(-Math.PI / 4);
+      ctx.fillText(shortLabel(opts.colLabels[j]), 0, 0);
+      ctx.restore();
+    }
+    ctx.textAlign = "center";
+    ctx.textBaseline = "alphabetic";
+    if (opts.title) {
+      ctx.font = "bold " + font + "px sans-serif";
+      ctx.fillStyle = opts.titleColour || "#222";
+      ctx.fillText(opts.title, left + gridW / 2, font + 2);
+      ctx.font = font + "px sans-serif";
+      ctx.fillStyle = "#222";
+    }
+    ctx.fillText("keys: " + opts.keyTitle, left + gridW / 2, height - 4);
+    if (!opts.small) {
+      ctx.save();
+      ctx.translate(12, top + gridH / 2);
+      ctx.rotate(-Math.PI / 2);
+      ctx.fillText("queries: " + opts.queryTitle, 0, 0);
+      ctx.restore();
+    }
+  }
+
+  function colourBar() {
+    var bar = el("div", "lt-colourbar");
+    var ramp = el("span", "lt-ramp");
+    ramp.style.background = "linear-gradient(to right, " + CMAP.join(", ") + ")";
+    bar.append(el("span", null, "attention weight 0"), ramp, el("span", null, "1"));
+    return bar;
+  }
+
+  // ------------------------------------------------------------------ the box
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) { e.className = cls; }
+    if (text !== undefined) { e.textContent = text; }
+    return e;
+  }
+
+  function select(testid, label, options) {
+    var wrap = el("label", "lt-control", label + " ");
+    var s = el("select");
+    s.setAttribute("data-testid", testid);
+    options.forEach(function (o) {
+      var opt = el("option", null, o[1]);
+      opt.value = String(o[0]);
+      s.append(opt);
+    });
+    wrap.append(s);
+    return { wrap: wrap, select: s };
+  }
+
+  function Box(root) {
+    this.root = root;
+    this.example = root.getAttribute("data-example") || DEFAULT_EXAMPLE;
+    this.headsOff = new Set(); // "kind/layer/head"
+    this.result = null;
+    this.baseline = {}; // text -> translation with every head on
+    this.build();
+  }
+
+  Box.prototype.build = function () {
+    var root = this.root, self = this;
+    root.textContent = "";
+    root.classList.add("live-translate-ready");
+    var form = el("form", "lt-form");
+    this.input = el("input", "lt-input");
+    this.input.type = "text";
+    this.input.value = this.example;
+    this.input.placeholder = "Type an English sentence and press Enter";
+    this.input.setAttribute("aria-label", "English sentence");
+    this.input.setAttribute("data-testid", "live-translate-input");
+    this.input.disabled = true;
+    this.button = el("button", "lt-button", "Translate");
+    this.button.type = "submit";
+    this.button.disabled = true;
+    this.button.setAttribute("data-testid", "live-translate-button");
+    form.append(this.input, this.button);
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      self.run("submit");
+    });
+    this.status = el("div", "lt-status", "Loading the model into your browser…");
+    this.status.setAttribute("role", "status");
+    this.status.setAttribute("data-testid", "live-translate-status");
+    var out = el("div", "lt-output-row");
+    this.output = el("output", "lt-output");
+    this.output.setAttribute("data-testid", "live-translate-output");
+    this.output.setAttribute("lang", "de");
+    this.baselineNote = el("div", "lt-baseline");
+    this.baselineNote.setAttribute("data-testid", "live-translate-baseline");
+    out.append(el("span", "lt-label", "German: "), this.output);
+    root.append(form, this.status, out, this.baselineNote);
+
+    this.controls = el("div", "lt-controls");
+    this.kind = select("live-attention-kind", "attention", KINDS.map(function (k) {
+      return [k.key, k.label];
+    }));
+    this.kind.select.value = "cross";
+    this.layer = select("live-attention-layer", "layer", [[0, "0"]]);
+    this.head = select("live-attention-head", "head", [["all", "all heads"]]);
+    this.controls.append(this.kind.wrap, this.layer.wrap, this.head.wrap, colourBar());
+    [this.kind, this.layer, this.head].forEach(function (c) {
+      c.select.addEventListener("change", function () {
+        if (c === self.kind) { self.fillLayers(); }
+        self.draw();
+      });
+    });
+    this.figure = el("div", "lt-figure");
+    this.figure.setAttribute("data-testid", "live-attention");
+    this.figure.setAttribute("role", "img");
+    this.switches = el("details", "lt-switches");
+    if (root.getAttribute("data-switches") !== "closed") { this.switches.open = true; }
+    root.append(this.controls, this.figure, this.switches);
+  };
+
+  Box.prototype.fillLayers = function () {
+    var n = this.engine.layers[this.kind.select.value];
+    var keep = Math.min(Number(this.layer.select.value) || 0, n - 1);
+    this.layer.select.textContent = "";
+    for (var i = 0; i < n; i++) {
+      var o = el("option", null, String(i));
+      o.value = String(i);
+      this.layer.select.append(o);
+    }
+    this.layer.select.value = String(keep);
+  };
+
+  Box.prototype.attach = function (engine) {
+    var self = this, H = engine.meta.n_heads;
+    this.engine = engine;
+    this.fillLayers();
+    for (var h = 0; h < H; h++) {
+      var o = el("option", null, "head " + h);
+      o.value = String(h);
+      this.head.select.append(o);
+    }
+    var summary = el("summary", null, "Switch heads off (unticked = off); the translation " +
+      "is recomputed at once");
+    var tables = el("div", "lt-switch-tables");
+    KINDS.forEach(function (kind) {
+      var table = el("table", "lt-switch-table");
+      var cap = el("caption", null, kind.label);
+      var head = el("tr");
+      head.append(el("th", null, "layer"));
+      for (var h = 0; h < H; h++) { head.append(el("th", null, "head " + h)); }
+      table.append(cap, head);
+      for (var layer = 0; layer < engine.layers[kind.key]; layer++) {
+        var row = el("tr");
+        row.append(el("th", null, String(layer)));
+        for (h = 0; h < H; h++) {
+          var cell = el("td");
+          var box = el("input");
+          box.type = "checkbox";
+          box.checked = true;
+          box.setAttribute("data-testid", "live-head-switch");
+          box.setAttribute("data-kind", kind.key);
+          box.setAttribute("data-layer", String(layer));
+          box.setAttribute("data-head", String(h));
+          box.setAttribute("aria-label", kind.label + ", layer " + layer + ", head " + h);
+          box.addEventListener("change", self.onSwitch.bind(self, box));
+          cell.append(box);
+          row.append(cell);
+        }
+        table.append(row);
+      }
+      tables.append(table);
+    });
+    var reset = el("button", "lt-button lt-reset", "All heads on");
+    reset.type = "button";
+    reset.setAttribute("data-testid", "live-heads-reset");
+    reset.addEventListener("click", function () {
+      self.headsOff.clear();
+      self.switches.querySelectorAll("input[type=checkbox]").forEach(function (b) {
+        b.checked = true;
+      });
+      self.run("switch");
+    });
+    this.switches.append(summary, tables, reset);
+    this.input.disabled = false;
+    this.button.disabled = false;
+  };
+
+  Box.prototype.onSwitch = function (box) {
+    var key = [box.dataset.kind, box.dataset.layer, box.dataset.head].join("/");
+    if (box.checked) { this.headsOff.delete(key); } else { this.headsOff.add(key); }
+    this.run("switch");
+  };
+
+  Box.prototype.headsOffList = function () {
+    return Array.from(this.headsOff, function (key) {
+      var p = key.split("/");
+      return [p[0], Number(p[1]), Number(p[2])];
+    });
+  };
+
+  Box.prototype.setStatus = function (text, kind) {
+    this.status.textContent = text;
+    this.status.className = "lt-status" + (kind ? " lt-" + kind : "");
+    this.status.setAttribute("data-state", kind || "ok");
+  };
+
+  Box.prototype.run = async function (why) {
+    var t0 = performance.now(), text = this.input.value, off = this.headsOffList();
+    var ticket = (this.ticket = (this.ticket || 0) + 1);
+    try {
+      var result = await this.engine.translate(text, off);
+      if (!api.timings.firstTranslation) { api.timings.firstTranslation = performance.now(); }
+      var baseline = null;
+      if (off.length) {
+        if (!(text in this.baseline)) {
+          this.baseline[text] = (await this.engine.translate(text, [])).text;
+        }
+        baseline = this.baseline[text];
+      } else {
+        this.baseline[text] = result.text;
+      }
+      if (ticket !== this.ticket) { return; } // a newer request has been made
+      this.result = result;
+      this.output.textContent = result.text;
+      this.output.classList.toggle("lt-empty", !result.text);
+      this.baselineNote.textContent = off.length ? off.length + " head" +
+        (off.length > 1 ? "s" : "") + " off. With every head on: " + baseline : "";
+      this.draw();
+      if (result.source.warning) {
+        this.setStatus(result.source.warning, "warning");
+      } else {
+        this.setStatus(result.source.ids.length + " source tokens → " +
+          result.writtenTokens.length + " output tokens, computed in your browser in " +
+          Math.round(result.ms) + " ms.", null);
+      }
+      var ms = performance.now() - t0;
+      this.root.setAttribute("data-last-ms", ms.toFixed(1));
+      (api.timings.runs = api.timings.runs || []).push({ why: why, ms: ms });
+      if (!api.timings.first) { api.timings.first = performance.now(); }
+    } catch (err) {
+      if (ticket !== this.ticket) { return; }
+      this.result = null;
+      this.output.textContent = "";
+      this.baselineNote.textContent = "";
+      this.figure.textContent = "";
+      if (err instanceof InputError) {
+        this.setStatus(err.message, "error");
+      } else {
+        this.setStatus("The translation failed: " + (err && err.message || err), "error");
+      }
+    } finally {
+      if (ticket === this.ticket) { this.root.setAttribute("data-runs", String(ticket)); }
+    }
+  };
+
+  Box.prototype.draw = function () {
+    var r = this.result;
+    if (!r) { return; }
+    var kind = this.kind.select.value, layer = Number(this.layer.select.value);
+    var head = this.head.select.value;
+    var t = r.attention[kind], dims = t.dims; // (layers, H, Tq, Tk)
+    var H = dims[1], Tq = dims[2], Tk = dims[3];
+    var src = r.source.tokens, dec = r.decoderTokens;
+    var rows = kind === "encoder" ? src : dec, cols = kind === "cross" ? src : rows;
+    var queryTitle = kind === "encoder" ? "source tokens" : "decoder input (predicts the next token)";
+    var keyTitle = kind === "cross" || kind === "encoder" ? "source tokens" : "decoder input";
+    var heads = head === "all" ? Array.from({ length: H }, function (_, i) { return i; })
+      : [Number(head)];
+    var width = this.figure.clientWidth || 640;
+    this.figure.textContent = "";
+    this.figure.classList.toggle("lt-grid", heads.length > 1);
+    var label = KINDS.filter(function (k) { return k.key === kind; })[0].label;
+    this.figure.setAttribute("aria-label", label + ", layer " + layer + ": " +
+      (heads.length > 1 ? "all heads" : "head " + heads[0]));
+    this.figure.setAttribute("data-kind", kind);
+    this.figure.setAttribute("data-layer", String(layer));
+    this.figure.setAttribute("data-head", head);
+    this.figure.setAttribute("data-shape", [Tq, Tk].join("x"));
+    var self = this;
+    heads.forEach(function (h) {
+      var off = self.headsOff.has([kind, layer, h].join("/"));
+      var canvas = el("canvas", "lt-map");
+      canvas.setAttribute("data-head", String(h));
+      self.figure.append(canvas);
+      drawHeatmap(canvas, t.data, ((layer * H + h) * Tq) * Tk, Tq, Tk, {
+        rowLabels: rows, colLabels: cols, queryTitle: queryTitle, keyTitle: keyTitle,
+        title: (heads.length > 1 ? "head " + h : label + ", layer " + layer + ", head " + h) +
+          (off ? " (off)" : ""),
+        titleColour: off ? "#b00" : null,
+        small: heads.length > 1,
+        maxWidth: heads.length > 1 ? Math.max(220, width / 2 - 12) : width,
+      });
+    });
+  };
+
+  // ------------------------------------------------------------------ start
+  function start() {
+    var roots = document.querySelectorAll("[data-live-translate]");
+    if (!roots.length) { return; }
+    var boxes = Array.from(roots, function (root) { return new Box(root); });
+    loadEngine().then(function (engine) {
+      boxes.forEach(function (box) {
+        box.attach(engine);
+        box.run("load");
+      });
+    }, function (err) {
+      console.warn("live translator:", err);
+      api.loadError = String(err && err.message || err);
+      boxes.forEach(function (box) {
+        box.setStatus("The in-browser model could not be loaded (" + api.loadError + "). " +
+          "Rebuild the book with `make book`, or open the chapter's notebook in Jupyter " +
+          "or Colab to translate with Python.", "error");
+        box.root.setAttribute("data-load-error", "true");
+      });
+    });
+  }
+
+  // This script is only on pages with a translator box (the book's Sphinx extension adds
+  // it there), so the model starts loading at once, while the page is still being read.
+  loadEngine().catch(function () {}); // reported by start()
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();
