@@ -92,9 +92,10 @@ def test_interrupted_then_resumed_run_equals_uninterrupted(tokenizer, tmp_path):
 
     run = tmp_path / "run"
     first = tiny_trainer(tokenizer, max_steps=n, out_dir=run, on_log=ctrl_c_at_half)
+    before = signal.getsignal(signal.SIGINT)  # default_int_handler, or SIG_IGN in a background job
     first.fit()
     assert first.interrupted == "SIGINT" and first.step == n // 2  # stopped after that step
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    assert signal.getsignal(signal.SIGINT) is before  # the caller's handler is restored
     assert tmp_files(run) == []
 
     ckpt = load_checkpoint(run / "checkpoint.pt")
