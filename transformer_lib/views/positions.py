@@ -133,7 +133,7 @@ def plot_sinusoids(
     ax.set_xlim(0, length - 1)
     if stacked:
         ax.set_yticks(offsets)
-        ax.set_yticklabels(tick_labels, fontsize=9.5)
+        ax.set_yticklabels(tick_labels, fontsize=10)
         ax.set_ylim(offsets[-1] - 1.3, 1.3)
         ax.set_ylabel("PE(pos, dim); each row spans −1 to 1")
     else:
@@ -184,7 +184,8 @@ def plot_position_similarity(
     sim = data @ data.T  # (L, L)
     show_distance = show_distance and ax is None
     if show_distance:
-        fig, (ax, ax_line) = _new_figure((11.0, 4.6), 1, 2, width_ratios=[1, 1.15])
+        # 9 inches wide: at the book's page width every label stays >= 9 CSS pixels.
+        fig, (ax, ax_line) = _new_figure((9.0, 4.2), 1, 2, width_ratios=[1, 1.1])
     else:
         fig, ax = _figure_and_axes(ax, (6.0, 5.0))
     sequential = cmap is None and np.nanmin(sim) >= 0
@@ -205,7 +206,7 @@ def plot_position_similarity(
         ax_line.plot(offsets, sim[p], color=OKABE_ITO[0], linewidth=1.8)
         ax_line.axhline(0, color="#999999", linewidth=0.8, zorder=0)
         ax_line.axvline(0, color="#999999", linewidth=0.8, linestyle=":", zorder=0)
-        ax_line.set_xlabel(f"offset k = q − p (positions), p = {p}")
+        ax_line.set_xlabel(f"offset k = q − p, for p = {p}")
         ax_line.set_ylabel("dot product PE(p) · PE(p + k)")
         ax_line.set_title(f"Along row p = {p} (dashed line)")
         ax.axhline(p, color="white" if sequential else "black", linewidth=1.0, linestyle="--")
@@ -252,7 +253,9 @@ def plot_position_rotation(
     starts = [int(p) for p in starts]
     if any(not 0 <= p or p + offset >= length for p in starts):
         raise ValueError(f"{func}: every start p needs p + offset < L = {length}.")
-    fig, axes = _new_figure((3.6 * len(pairs) + 1.4, 5.0), 1, len(pairs), squeeze=False)
+    # At most 9 inches wide, so that the labels stay readable at the book's page width.
+    width = min(9.0, 2.7 * len(pairs) + 1.2)
+    fig, axes = _new_figure((width, 4.6), 1, len(pairs), squeeze=False)
     fig.set_layout_engine("compressed")  # square panels without gaps
     axes = axes[0]
     positions = np.arange(length)
@@ -289,8 +292,7 @@ def plot_position_rotation(
         ax.set_ylabel(f"PE(pos, {2 * i + 1}) = cos")
         turn = math.degrees(omega * offset) % 360
         ax.set_title(
-            f"pair i = {i}: ω = {omega:.3g} rad/position\n{offset} positions = turn by {turn:.1f}°",
-            fontsize=10.5,
+            f"pair i = {i}, ω = {omega:.3g}\n{offset} steps: turn {turn:.1f}°", fontsize=10.5
         )
     handles = []
     for n, p in enumerate(starts):
@@ -305,6 +307,7 @@ def plot_position_rotation(
         ncols=len(handles),
         frameon=False,
         title=f"arrows: a position and the one {offset} steps later",
+        columnspacing=1.2,
     )
     fig.colorbar(sc, ax=list(axes), label="position pos", shrink=0.8)
     fig.suptitle(title)

@@ -27,7 +27,7 @@ _PE_FRACTIONS = (
     ("3/8", 3 / 8),
     ("1/2", 1 / 2),
     ("3/4", 3 / 4),
-    ("15/16", 15 / 16),
+    ("last", 1.0),  # the last pair, i = d_model/2 - 1: 2i/d_model = (d_model - 2)/d_model
 )
 
 
@@ -41,9 +41,10 @@ def _pe_figure(d_model: int, length: int, pair: int):
     dims = [d for d in (2 * pair, 2 * pair + 1) if d < d_model]
     wavelength = 2 * math.pi * 10000 ** (2 * pair / d_model)
     with _style():
-        fig = _figure((11.0, 4.3), layout="constrained")
+        # 9.2 inches: every label stays >= 9 CSS pixels at the book's page width.
+        fig = _figure((9.2, 4.9), layout="constrained")
         fig.get_layout_engine().set(wspace=0.06)
-        ax0, ax1 = fig.subplots(1, 2, width_ratios=[1, 1.3])
+        ax0, ax1 = fig.subplots(1, 2, width_ratios=[1, 1])
         plot_positional_encoding(pe, ax=ax0, title=f"The table; arrows: pair i = {pair}")
         # The pair's columns may be one pixel wide: mark them with a dashed line and arrows.
         x = dims[0] + (len(dims) - 1) / 2
@@ -60,10 +61,13 @@ def _pe_figure(d_model: int, length: int, pair: int):
                 markeredgewidth=1.5,
             )
         plot_sinusoids(pe, dims=dims, ax=ax1, stacked=False, title=f"Columns {dims}")
+        ax1.get_legend().remove()  # below the panel instead of beside it: more room
+        ax1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
+        shown = f"{wavelength:,.0f}" if wavelength >= 100 else f"{wavelength:.1f}"
+        last = " (the last pair)" if pair == d_model // 2 - 1 else ""
         fig.suptitle(
-            f"d_model = {d_model}, pair i = {pair} (2i/d_model = {2 * pair / d_model:.3g}): "
-            f"wavelength 2π·10000^(2i/d_model) = "
-            f"{f'{wavelength:,.0f}' if wavelength >= 100 else f'{wavelength:.1f}'} positions"
+            f"d_model = {d_model}, pair i = {pair}{last}, 2i/d_model = {2 * pair / d_model:.3g}\n"
+            f"wavelength 2π·10000^(2i/d_model) = {shown} positions"
         )
     return fig
 
@@ -84,7 +88,9 @@ def positional_encoding_explorer(
 
     Returns:
         The explorer. Live: ``d_model``, number of positions and pair ``i``. Static:
-        ``d_model`` ∈ {32, 128, 512} × eight values of ``2i / d_model`` (24 frames).
+        ``d_model`` ∈ {32, 128, 512} × eight values of ``2i / d_model`` (24 frames), from
+        the first pair to the last one, ``i = d_model/2 - 1``, whose wavelength
+        ``2π·10000^((d_model - 2)/d_model)`` is the longest of the table.
     """
     widgets = _widgets()
     title = "Positional encoding"
