@@ -40,6 +40,7 @@ def plot_mask(
     title: str = "Attention mask",
     *,
     ax: Axes | None = None,
+    legend: tuple[str, str] = ("True: may attend", "False: blocked"),
 ) -> Figure:
     """Draw a boolean attention mask: True = may attend (blue), False = blocked (grey) (ch. 6).
 
@@ -51,6 +52,8 @@ def plot_mask(
             mask with one row, ``(1, Tk)`` or ``(Tk,)``, is broadcast over the
             queries when ``query_tokens`` is given, as attention broadcasts it.
         query_tokens, key_tokens: labels for rows and columns.
+        legend: the legend's labels for True (blue) and False (grey) cells; a grid of
+            booleans that is not a mask (say, "changed" / "unchanged") gets its own.
     """
     func = "plot_mask"
     arr = _to_numpy(mask)
@@ -92,8 +95,8 @@ def plot_mask(
     ax.set_ylabel(_QUERY_LABEL if y_labels is not None else f"{_QUERY_LABEL}, position")
     ax.set_title(title)
     handles = [
-        Patch(facecolor=_ATTEND_COLOUR, edgecolor="#555555", label="True: may attend"),
-        Patch(facecolor=_BLOCKED_COLOUR, edgecolor="#555555", label="False: blocked"),
+        Patch(facecolor=_ATTEND_COLOUR, edgecolor="#555555", label=legend[0]),
+        Patch(facecolor=_BLOCKED_COLOUR, edgecolor="#555555", label=legend[1]),
     ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.03, 1.0), borderaxespad=0.0)
     return fig

@@ -48,7 +48,7 @@ def _mask_figure(batch: Sequence[Sequence[str]], padding: bool, causal: bool, ro
     tokens = list(batch[row])
     name = " + ".join(n for n, on in (("padding", padding), ("causal", causal)) if on) or "none"
     with _style():
-        fig = _figure((10.6, 4.3), layout="constrained")
+        fig = _figure((9.2, 4.3), layout="constrained")  # readable at the page width
         ax0, ax1 = fig.subplots(1, 2)
         plot_mask(shown, tokens, tokens, ax=ax0, title=f"Mask: {name}")
         plot_attention(
