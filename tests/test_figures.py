@@ -485,9 +485,10 @@ def test_layer_norm_effect_marks_each_positions_mean():
     before = rng.normal(size=(3, 16)) * np.array([[1.0], [4.0], [0.5]]) + np.array([[0], [3], [-2]])
     after = (before - before.mean(1, keepdims=True)) / before.std(1, keepdims=True)
     fig = plot_layer_norm_effect(before, after, ["a", "b", "c"])
-    left, right = fig.axes[:2]
-    assert [t.get_text() for t in left.get_xticklabels()] == ["a", "b", "c"]
-    means = [c.get_offsets()[0, 1] for c in right.collections if len(c.get_offsets()) == 1]
+    top, bottom = fig.axes[:2]  # before and after, stacked; the tokens label the shared x axis
+    assert [t.get_text() for t in bottom.get_xticklabels()] == ["a", "b", "c"]
+    assert top.get_title() == "before LayerNorm" and bottom.get_title() == "after LayerNorm"
+    means = [c.get_offsets()[0, 1] for c in bottom.collections if len(c.get_offsets()) == 1]
     np.testing.assert_allclose(means, 0.0, atol=1e-9)
     with pytest.raises(ValueError, match="shape"):
         plot_layer_norm_effect(before, after[:2])

@@ -23,7 +23,8 @@ def plot_layer_norm_effect(
 ) -> Figure:
     """The feature values of each position before and after LayerNorm (chapter 7).
 
-    Two panels: each column is one position, its ``D`` feature values drawn as dots,
+    Two panels, one above the other: each column is one position, its ``D`` feature values
+    drawn as dots,
     with the mean (white diamond) and mean ± one standard deviation (bar). After
     LayerNorm (with its initial gain 1 and bias 0) every column has mean 0 and
     standard deviation 1, whatever it had before.
@@ -43,7 +44,9 @@ def plot_layer_norm_effect(
         )
     length, d_model = panels[0].shape
     labels = _token_labels(tokens, length, "tokens", func)
-    fig, axes = _new_figure((float(np.clip(1.1 * length + 2.5, 7.0, 13.0)), 4.4), 1, 2)
+    # Stacked and at most 8.6 inches wide: readable at the book's page width.
+    width = float(np.clip(0.7 * length + 2.5, 6.5, 8.6))
+    fig, axes = _new_figure((width, 6.6), 2, 1, sharex=True)
     rng = np.random.default_rng(0)
     jitter = rng.uniform(-0.22, 0.22, size=d_model)
     names = ("before LayerNorm", "after LayerNorm")
@@ -69,10 +72,7 @@ def plot_layer_norm_effect(
         ax.set_xticks(np.arange(length))
         if labels is not None:
             ax.set_xticklabels(labels, rotation=45, ha="right", rotation_mode="anchor")
-            ax.set_xlabel("position (token)")
-        else:
-            ax.set_xlabel("position")
-        ax.set_ylabel(f"feature value ({d_model} per position)")
+        ax.set_ylabel(f"feature value\n({d_model} per position)")
         ax.grid(axis="y", alpha=0.3)
     handles = [
         Line2D(
@@ -89,6 +89,7 @@ def plot_layer_norm_effect(
         ),
         Line2D([], [], color=OKABE_ITO[1], linewidth=2, label="± one standard deviation"),
     ]
+    axes[1].set_xlabel("position (token)" if labels is not None else "position")
     fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
     fig.suptitle(title)
     return fig
