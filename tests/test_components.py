@@ -255,3 +255,56 @@ def test_every_preset_and_default_is_post_ln_as_in_the_paper():
     assert isinstance(Encoder(cfg).norm, torch.nn.Identity)
     assert isinstance(Decoder(cfg).norm, torch.nn.Identity)
     assert SublayerConnection(16).norm_first is False
+
+
+# ---- layers against PyTorch's, every LayerNorm distinct (§3.1, chapters 7 and 8) -----------
+def _randomize_norms(module, seed=0):
+    """Random gain and bias for every LayerNorm, so that a misplaced norm shows."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, torch.nn.LayerNorm):
+                m.weight.copy_(1 + 0.5 * torch.randn(m.weight.shape, generator=g))
+                m.bias.copy_(0.5 * torch.randn(m.bias.shape, generator=g))
+    return module
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
+def test_encoder_and_decoder_layers_match_pytorch_with_random_layer_norms(norm_first):
+    from transformer_lib.components.reference import _copy_decoder_layer, _copy_encoder_layer
+
+    torch.manual_seed(0)
+    cfg = TransformerConfig.tiny(50, d_model=16, n_heads=4, d_ff=40, dropout=0.0)
+    cfg = cfg.replace(norm_first=norm_first)
+    kw = dict(dim_feedforward=40, dropout=0.0, batch_first=True, norm_first=norm_first)
+    ours_enc, ours_dec = (
+        _randomize_norms(EncoderLayer(cfg), 1),
+        _randomize_norms(DecoderLayer(cfg), 2),
+    )
+    ref_enc = torch.nn.TransformerEncoderLayer(16, 4, **kw)
+    ref_dec = torch.nn.TransformerDecoderLayer(16, 4, **kw)
+    _copy_encoder_layer(ours_enc, ref_enc)
+    _copy_decoder_layer(ours_dec, ref_dec)
+    x, mem = torch.randn(2, 5, 16), torch.randn(2, 7, 16)
+    keys = torch.ones(2, 7, dtype=torch.long)
+    keys[1, 5:] = 0  # padding in the memory
+    with torch.no_grad():
+        ours, _ = ours_enc(x, causal_mask(5))
+        assert_close(ours, ref_enc(x, src_mask=to_torch_mask(causal_mask(5)[0, 0])))
+        ours, _, _ = ours_dec(x, mem, causal_mask(5), padding_mask(keys))
+        theirs = ref_dec(
+            x,
+            mem,
+            tgt_mask=to_torch_mask(causal_mask(5)[0, 0]),
+            memory_key_padding_mask=keys == 0,
+        )
+        assert_close(ours, theirs)
+        # The three norms of a decoder layer are not interchangeable once they differ.
+        ref_dec.norm2, ref_dec.norm3 = ref_dec.norm3, ref_dec.norm2
+        swapped = ref_dec(
+            x,
+            mem,
+            tgt_mask=to_torch_mask(causal_mask(5)[0, 0]),
+            memory_key_padding_mask=keys == 0,
+        )
+        assert (ours - swapped).abs().max() > 1e-2

@@ -1,7 +1,10 @@
 """The whole encoder–decoder: parity with torch.nn.Transformer, properties, bad input."""
 
+import random
+
 import pytest
 import torch
+from torch import nn
 from torch.testing import assert_close
 
 from transformer_lib import (
@@ -33,10 +36,45 @@ def batch(seed=0):
     return src, tgt
 
 
+def randomize_norms(model, seed=0):
+    """Random gain and bias for every LayerNorm: at gamma=1, beta=0 all norms compute the
+    same function, and a parity check could not tell them apart (or notice an extra one)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.LayerNorm):
+                module.weight.copy_(1 + 0.5 * torch.randn(module.weight.shape, generator=g))
+                module.bias.copy_(0.5 * torch.randn(module.bias.shape, generator=g))
+    return model
+
+
+def random_configs(n=4, seed=1234):
+    """``n`` random small configurations: widths, heads, FFN sizes and layer counts."""
+    rng = random.Random(seed)
+    configs = []
+    for _ in range(n):
+        n_heads = rng.choice([1, 2, 4, 8])
+        d_model = n_heads * rng.choice([4, 8, 12])
+        configs.append(
+            dict(
+                d_model=d_model,
+                n_heads=n_heads,
+                d_ff=rng.choice([16, 48, 96]),
+                n_encoder_layers=rng.randint(1, 3),
+                n_decoder_layers=rng.randint(1, 3),
+                layer_norm_eps=rng.choice([1e-5, 1e-6]),
+            )
+        )
+    return configs
+
+
+RANDOM_CONFIGS = random_configs()
+
+
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
 @pytest.mark.parametrize("grad", [False, True], ids=["no_grad", "grad"])
 def test_parity_with_torch_nn_transformer(norm_first, grad):
-    model = make_model(norm_first=norm_first)
+    model = randomize_norms(make_model(norm_first=norm_first))
     ref = torch_transformer_from(model).eval()
     src, tgt = batch()
     with torch.set_grad_enabled(grad):  # no_grad lets PyTorch take its fused fast path
@@ -44,6 +82,62 @@ def test_parity_with_torch_nn_transformer(norm_first, grad):
         theirs = torch_reference_logits(model, ref, src, tgt)
     real = tgt != 0
     assert_close(ours[real], theirs[real], atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
+@pytest.mark.parametrize(
+    "overrides", RANDOM_CONFIGS, ids=[f"config{i}" for i in range(len(RANDOM_CONFIGS))]
+)
+def test_parity_on_random_configurations(overrides, norm_first):
+    torch.manual_seed(7)
+    model = Transformer(TransformerConfig.tiny(V, max_len=32, norm_first=norm_first, **overrides))
+    randomize_norms(model.eval(), seed=3)
+    ref = torch_transformer_from(model).eval()
+    src, tgt = batch(2)
+    with torch.no_grad():
+        ours, theirs = model(src, tgt), torch_reference_logits(model, ref, src, tgt)
+    assert_close(ours, theirs, atol=2e-5, rtol=1e-4)
+
+
+def _swap_norm2_norm3(ref):
+    layer = ref.decoder.layers[0]
+    layer.norm2, layer.norm3 = layer.norm3, layer.norm2
+
+
+def _keep_torch_final_norms(ref):
+    d_model = ref.d_model
+    ref.encoder.norm, ref.decoder.norm = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+
+
+@pytest.mark.parametrize("bug", [_swap_norm2_norm3, _keep_torch_final_norms])
+def test_parity_check_catches_misplaced_layer_norms(bug):
+    """A swapped or extra LayerNorm hides at gamma=1, beta=0 and shows with random ones."""
+    src, tgt = batch()
+    gaps = []
+    for model in (make_model(), randomize_norms(make_model())):
+        ref = torch_transformer_from(model).eval()
+        bug(ref)
+        with torch.no_grad():
+            gap = (model(src, tgt) - torch_reference_logits(model, ref, src, tgt)).abs().max()
+        gaps.append(gap.item())
+    assert gaps[0] < 1e-3  # why the parity tests randomise the norms first
+    assert gaps[1] > 1e-2
+
+
+def test_torch_final_norms_identity_in_post_ln_copied_in_pre_ln():
+    """nn.Transformer always ends each stack with a LayerNorm; the paper's post-LN has none."""
+    plain = nn.Transformer(d_model=32, nhead=4, dim_feedforward=64, batch_first=True)
+    assert isinstance(plain.encoder.norm, nn.LayerNorm)
+    assert isinstance(plain.decoder.norm, nn.LayerNorm)
+    post = torch_transformer_from(randomize_norms(make_model()))
+    assert isinstance(post.encoder.norm, nn.Identity) and isinstance(post.decoder.norm, nn.Identity)
+    pre_model = randomize_norms(make_model(norm_first=True))
+    pre = torch_transformer_from(pre_model)
+    for ours, theirs in (
+        (pre_model.encoder.norm, pre.encoder.norm),
+        (pre_model.decoder.norm, pre.decoder.norm),
+    ):
+        assert torch.equal(ours.weight, theirs.weight) and torch.equal(ours.bias, theirs.bias)
 
 
 def test_parity_fails_when_a_weight_differs():
@@ -59,7 +153,7 @@ def test_parity_fails_when_a_weight_differs():
 
 
 def test_parity_in_training_mode_without_dropout():
-    model = make_model(dropout=0.0).train()
+    model = randomize_norms(make_model(dropout=0.0)).train()
     ref = torch_transformer_from(model).train()
     src, tgt = batch(1)
     real = tgt != 0

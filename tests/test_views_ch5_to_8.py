@@ -1,0 +1,254 @@
+"""Chapters 5 to 8: figures and explorer frames readable at the page width, the parameter
+breakdown and its explorer (ch. 8), the stored post-LN / pre-LN runs in
+data/norm_warmup_runs.json and their explorer (ch. 7), and the positional-encoding
+explorer's last pair (ch. 5)."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from transformer_lib import Transformer, TransformerConfig, count_parameters  # noqa: E402
+from transformer_lib.views.explorers import norm_warmup, parameters, positions  # noqa: E402
+from transformer_lib.views.layer_norm import plot_layer_norm_effect  # noqa: E402
+from transformer_lib.views.masks import plot_mask  # noqa: E402
+from transformer_lib.views.positions import (  # noqa: E402
+    plot_position_rotation,
+    plot_position_similarity,
+    plot_positional_encoding,
+    plot_sinusoids,
+)
+
+widgets = pytest.importorskip("ipywidgets")
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+torch.set_num_threads(1)
+
+
+def _leaves(stack) -> list[bytes]:
+    out = []
+    for child in stack.children:
+        out += _leaves(child) if isinstance(child, widgets.Stack) else [bytes(child.value)]
+    return out
+
+
+def _check_static(box, n_frames: int) -> list[bytes]:
+    assert "static-explorer" in box._dom_classes
+    frames = _leaves(box.stack)
+    assert len(frames) == box.frame_count == n_frames
+    assert all(f.startswith(PNG_MAGIC) for f in frames)
+    assert len(set(frames)) == len(frames), "two states render the same frame"
+    assert max(len(f) for f in frames) < 80_000
+    controls = list(box.controls.values())
+    for link in box.links:
+        (source, _), (target, attr) = link.source, link.target
+        assert attr == "selected_index" and any(source is c for c in controls)
+        assert len(source.options) == len(target.children)
+    return frames
+
+
+# --------------------------------------------------------------------------- parameters
+@pytest.mark.parametrize(
+    "config",
+    [
+        TransformerConfig.base(37000),
+        TransformerConfig.big(37000),
+        TransformerConfig.tiny(4000, share_embeddings=False),
+        TransformerConfig.tiny(4000, positional="learned", norm_first=True),
+        TransformerConfig.tiny(500, n_encoder_layers=3, n_decoder_layers=1),
+    ],
+    ids=["base", "big", "unshared", "learned-pre-LN", "3-1 layers"],
+)
+def test_breakdown_adds_up_to_count_parameters(config):
+    parts = parameters.parameter_breakdown(config)
+    with torch.device("meta"):
+        assert sum(parts.values()) == count_parameters(Transformer(config))
+    assert all(n > 0 for n in parts.values())
+    assert ("learned positions" in parts) == (config.positional == "learned")
+
+
+def test_breakdown_of_the_base_model():
+    parts = parameters.parameter_breakdown(TransformerConfig.base(37000))
+    total = sum(parts.values())
+    ffn = parts["encoder feed-forward"] + parts["decoder feed-forward"]
+    assert 0.39 < ffn / total < 0.41  # two fifths, as chapter 8 says
+    assert parts["embeddings and output matrix"] == 37000 * 512
+    heads = {
+        h: sum(parameters.parameter_breakdown(TransformerConfig.base(37000, n_heads=h)).values())
+        for h in (1, 8, 32)
+    }
+    assert len(set(heads.values())) == 1  # Table 3 row (A): heads do not add parameters
+
+
+def test_parameter_explorer_static():
+    box = parameters.parameter_explorer(static=True)
+    frames = _check_static(box, n_frames=2 * len(parameters._VARIANTS))
+    assert box.controls["model"].options[0] == "base"
+    assert set(parameters.TABLE3_PARAMS) <= {name for name, _ in parameters._VARIANTS}
+    assert len(frames) <= 40
+
+
+def test_parameter_explorer_live_redraws_every_knob():
+    box = parameters.parameter_explorer(static=False)
+    seen = {bytes(box.image.value)}
+    changes = [("layers", 2), ("d_model", 768), ("heads", 32), ("d_ff", 4096), ("vocab", 8000)]
+    for name, value in changes:
+        box.controls[name].value = value
+        assert "Could not" not in box.message.value
+        seen.add(bytes(box.image.value))
+    box.controls["sharing"].index = 1
+    seen.add(bytes(box.image.value))
+    assert len(seen) == len(changes) + 2 and all(p.startswith(PNG_MAGIC) for p in seen)
+
+
+# --------------------------------------------------------------------------- stored runs
+@pytest.fixture(scope="module")
+def stored():
+    return norm_warmup.load_runs()
+
+
+def test_stored_runs_cover_the_grid(stored):
+    settings = stored["settings"]
+    grid = norm_warmup.GRID
+    assert settings["grid"] == {k: list(v) for k, v in grid.items()}
+    n_points = settings["steps"] // settings["window"]
+    keys = {
+        norm_warmup.run_key(nf, w, lr, s)
+        for nf in grid["norm_first"]
+        for w in grid["warmup"]
+        for lr in grid["lr"]
+        for s in grid["seed"]
+    }
+    assert set(stored["runs"]) == keys
+    for run in stored["runs"].values():
+        assert len(run["loss"]) == len(run["accuracy"]) == n_points
+        assert all(0.0 <= a <= 1.0 for a in run["accuracy"])
+        assert all(math.isfinite(v) and v >= 0 for v in run["loss"])
+        assert 0.0 <= run["final_accuracy"] <= 1.0
+
+
+def test_stored_runs_come_from_train_reverser(stored):
+    """The first 10 steps of a re-run reproduce the stored curve: same code, same seeds."""
+    for norm_first, warmup in [(True, 0), (False, 50)]:
+        curves = norm_warmup.train_reverser(norm_first, warmup, steps=10, lr=3e-3, seed=1)
+        saved = stored["runs"][norm_warmup.run_key(norm_first, warmup, 3e-3, 1)]
+        again = norm_warmup.block_means(curves["loss"])
+        assert again == pytest.approx(saved["loss"][:2], abs=2e-3)
+
+
+def test_what_chapter_7_says_about_the_seeds(stored):
+    """The chapter's prose: warm-up rescues post-LN in only some seeds; pre-LN always learns."""
+    runs, seeds = stored["runs"], norm_warmup.GRID["seed"]
+
+    def solved(norm_first, warmup, lr):
+        key = norm_warmup.run_key
+        return sum(norm_warmup.is_solved(runs[key(norm_first, warmup, lr, s)]) for s in seeds)
+
+    assert solved(False, 0, 3e-3) == 0
+    assert 0 < solved(False, 50, 3e-3) < len(seeds)
+    assert solved(True, 0, 3e-3) == solved(True, 0, 1e-3) == len(seeds)
+    assert all(solved(False, w, lr) == 0 for w in (0, 50) for lr in (5e-4, 1e-3))
+
+
+def test_norm_warmup_explorer(stored):
+    box = norm_warmup.norm_warmup_explorer(stored)
+    grid = norm_warmup.GRID
+    _check_static(box, n_frames=len(grid["lr"]) * len(grid["warmup"]))
+    rows = norm_warmup.grid_summary(stored)
+    assert len(rows) == 4 and all(len(r) == 1 + len(grid["lr"]) for r in rows)
+
+
+def test_missing_runs_file_says_how_to_make_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="scripts/norm_warmup_runs.py"):
+        norm_warmup.load_runs(tmp_path / "none.json")
+
+
+# --------------------------------------------------------------------------- chapter 5
+def test_positional_explorer_ends_at_the_last_pair():
+    label, fraction = positions._PE_FRACTIONS[-1]
+    for d_model in positions._PE_SIZES:
+        pair = min(round(fraction * d_model / 2), d_model // 2 - 1)
+        assert pair == d_model // 2 - 1, label
+
+
+# --------------------------------------------------------------------------- readability
+@pytest.mark.parametrize("which", ["positions", "masks", "parameters", "norm_warmup"])
+def test_explorer_frames_stay_readable_at_page_width(which, stored):
+    """Frames are 80-dpi PNGs shown at most 688 CSS pixels wide: text stays >= 9 px."""
+    import matplotlib as mpl
+
+    from transformer_lib.views.explorers import masks
+
+    fig = {
+        "positions": lambda: positions._pe_figure(128, 100, 63),
+        "masks": lambda: masks._mask_figure(masks.MASK_BATCH, True, True, 1),
+        "parameters": lambda: parameters._breakdown_figure(TransformerConfig.base(37000), "base"),
+        "norm_warmup": lambda: norm_warmup._curves_figure(stored, 3e-3, 50),
+    }[which]()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    sizes = [
+        t.get_fontsize()
+        for t in fig.findobj(mpl.text.Text)
+        if t.get_visible() and t.get_text().strip() and t.get_window_extent(renderer).width > 0
+    ]
+    width_px = fig.get_figwidth() * 80
+    assert min(sizes) * 80 / 72 * min(1.0, 688 / width_px) >= 9.0
+
+
+# --------------------------------------------------------------------------- figures
+#: Width in CSS pixels of a figure in the article column of a chapter page, 1280-px window.
+PAGE_PX = 672
+
+
+def smallest_text_css_px(fig: Figure, dpi: float = 100, page_px: float = PAGE_PX) -> float:
+    """The smallest visible text of ``fig`` in CSS pixels once the page scales it to fit.
+
+    Inline figures are saved at ``dpi`` with a tight bounding box and shown at their own
+    size, or shrunk to the column's width when they are wider.
+    """
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    sizes = [
+        t.get_fontsize()
+        for t in fig.findobj(matplotlib.text.Text)
+        if t.get_visible() and t.get_text().strip() and t.get_window_extent(renderer).width > 0
+    ]
+    width_px = fig.get_tightbbox(renderer).width * dpi
+    return min(sizes) * dpi / 72 * min(1.0, page_px / width_px)
+
+
+def _pe(length: int, d_model: int) -> np.ndarray:
+    pos = np.arange(length)[:, None]
+    angle = pos / 10000 ** (np.arange(0, d_model, 2)[None, :] / d_model)
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(angle), np.cos(angle)
+    return pe
+
+
+_TOKENS = ["<bos>", "▁Danke", ".", "<eos>", "<pad>", "<pad>"]
+READABLE = {
+    "positional_encoding": lambda: plot_positional_encoding(_pe(100, 128)),
+    "sinusoids": lambda: plot_sinusoids(_pe(100, 128), dims=[0, 1, 16, 32, 64]),
+    "position_similarity": lambda: plot_position_similarity(_pe(100, 128), reference=50),
+    "position_rotation": lambda: plot_position_rotation(_pe(64, 128), pairs=[0, 8, 16]),
+    "mask": lambda: plot_mask(np.tril(np.ones((6, 6), bool)), _TOKENS, _TOKENS),
+    "layer_norm_effect": lambda: plot_layer_norm_effect(
+        np.random.default_rng(0).normal(size=(9, 128)),
+        np.random.default_rng(1).normal(size=(9, 128)),
+        [f"tok{i}" for i in range(9)],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READABLE))
+def test_chapter_figures_stay_readable_at_page_width(name):
+    assert smallest_text_css_px(READABLE[name]()) >= 9.0

@@ -1,0 +1,266 @@
+"""Where the parameters of a Transformer sit, for any configuration (chapter 8).
+
+:func:`parameter_breakdown` counts the parameters of a
+:class:`~transformer_lib.components.model.Transformer` part by part (the model is built on
+PyTorch's ``meta`` device, so even the big model costs no memory; tied matrices are counted
+once, as :func:`~transformer_lib.components.model.count_parameters` counts them).
+:func:`parameter_explorer` draws the breakdown as bars with each part's share: live, six
+knobs (``d_model``, heads, ``d_ff``, layers, vocabulary, sharing); precomputed for the book,
+the paper's base model, the variants of its Table 3 (rows A and C) and a few more, each
+with and without shared embeddings.
+"""
+
+from __future__ import annotations
+
+from .frames import (
+    _figure,
+    _LayoutMemo,
+    _live_explorer,
+    _static_explorer,
+    _style,
+    _want_static,
+    _widgets,
+    figure_to_png,
+)
+
+__all__ = ["TABLE3_PARAMS", "parameter_breakdown", "parameter_explorer"]
+
+#: Parameter counts (millions) that the paper's Table 3 lists, by row.
+TABLE3_PARAMS = {
+    "base": 65,
+    "(C) N = 2": 36,
+    "(C) N = 4": 50,
+    "(C) N = 8": 80,
+    "(C) d_model = 256": 28,
+    "(C) d_model = 1024": 168,
+    "(C) d_ff = 1024": 53,
+    "(C) d_ff = 4096": 90,
+    "big": 213,
+}
+
+# The paper's base model, and one change at a time: the rows of Table 3 that the library
+# can build (row B changes d_k alone, which this library ties to d_model / h).
+_BASE = {"d_model": 512, "n_heads": 8, "d_ff": 2048, "layers": 6, "vocab": 37000}
+_VARIANTS = (
+    ("base", {}),
+    ("(A) h = 1", {"n_heads": 1}),
+    ("(A) h = 4", {"n_heads": 4}),
+    ("(A) h = 16", {"n_heads": 16}),
+    ("(A) h = 32", {"n_heads": 32}),
+    ("(C) N = 2", {"layers": 2}),
+    ("(C) N = 4", {"layers": 4}),
+    ("(C) N = 8", {"layers": 8}),
+    ("(C) d_model = 256", {"d_model": 256}),
+    ("(C) d_model = 1024", {"d_model": 1024}),
+    ("(C) d_ff = 1024", {"d_ff": 1024}),
+    ("(C) d_ff = 4096", {"d_ff": 4096}),
+    ("vocabulary 8,000", {"vocab": 8000}),
+    ("vocabulary 60,000", {"vocab": 60000}),
+    ("big", {"d_model": 1024, "d_ff": 4096, "n_heads": 16}),
+)
+
+_SUBLAYERS = (
+    (".self_attn.", "self-attention"),
+    (".cross_attn.", "cross-attention"),
+    (".ffn.", "feed-forward"),
+)
+
+
+def _part(name: str) -> str:
+    """The part of the model a parameter name belongs to."""
+    if name.startswith("positional"):  # before "embed": positional.embedding.weight
+        return "learned positions"
+    if "embed" in name or name == "generator.weight":
+        return "embeddings and output matrix"
+    if name == "generator.bias":
+        return "output bias"
+    stack = "encoder" if name.startswith("encoder") else "decoder"
+    for key, label in _SUBLAYERS:
+        if key in name:
+            return f"{stack} {label}"
+    return f"{stack} LayerNorms"  # the sub-layers' norms and, in pre-LN, the final one
+
+
+def parameter_breakdown(config) -> dict[str, int]:
+    """Parameters of ``Transformer(config)`` by part, in the order the model computes.
+
+    Parts: the embeddings and output matrix (one matrix when ``share_embeddings``, else
+    three), the output bias, learned positions (if any), then per stack its attention,
+    feed-forward and LayerNorm parameters. Tied matrices are counted once, so the values
+    add up to :func:`~transformer_lib.components.model.count_parameters`.
+
+    Example:
+        >>> from transformer_lib import TransformerConfig
+        >>> parts = parameter_breakdown(TransformerConfig.base(37000))
+        >>> round(parts["encoder feed-forward"] / 1e6, 1)
+        12.6
+    """
+    import torch
+
+    from ...components.model import Transformer
+
+    with torch.device("meta"):  # shapes only: no memory, even for the big model
+        model = Transformer(config)
+    counts: dict[str, int] = {}
+    for name, p in model.named_parameters():  # a tied tensor appears once
+        counts[_part(name)] = counts.get(_part(name), 0) + p.numel()
+    return counts
+
+
+def _config(d_model: int, n_heads: int, d_ff: int, layers: int, vocab: int, shared: bool):
+    from ...components.config import TransformerConfig
+
+    return TransformerConfig(
+        vocab_size=vocab,
+        d_model=d_model,
+        n_heads=n_heads,
+        d_ff=d_ff,
+        n_encoder_layers=layers,
+        n_decoder_layers=layers,
+        share_embeddings=shared,
+    )
+
+
+def _breakdown_figure(config, label: str = ""):
+    from ..style import OKABE_ITO
+
+    parts = parameter_breakdown(config)
+    total = sum(parts.values())
+    names = list(parts)
+    values = [parts[n] / 1e6 for n in names]
+    colours = [
+        OKABE_ITO[3]
+        if n.startswith("embed") or n.startswith("output")
+        else OKABE_ITO[0]
+        if "attention" in n
+        else OKABE_ITO[2]
+        if "feed-forward" in n
+        else "#888888"
+        for n in names
+    ]
+    with _style():
+        fig = _figure((9.0, 4.6), layout="constrained")
+        ax = fig.subplots()
+        bars = ax.barh(range(len(names)), values, color=colours)
+        ax.set_yticks(range(len(names)), names)
+        ax.invert_yaxis()  # the order the model computes, top to bottom
+        for bar, n in zip(bars, names):
+            share = parts[n] / total
+            ax.annotate(
+                f"{parts[n] / 1e6:,.2f} M ({share:.0%})"
+                if share >= 0.005
+                else f"{parts[n]:,} ({share:.1%})",
+                xy=(bar.get_width(), bar.get_y() + bar.get_height() / 2),
+                xytext=(4, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=10,
+            )
+        ax.set_xlim(0, max(values) * 1.45)
+        ax.set_xlabel("parameters (millions)")
+        ax.grid(axis="x", alpha=0.3)
+        c = config
+        shared = "shared" if c.share_embeddings else "not shared"
+        ax.set_title(
+            f"d_model {c.d_model}, h {c.n_heads} (d_k {c.d_head}), d_ff {c.d_ff}, "
+            f"N {c.n_encoder_layers}, V {c.vocab_size:,}, embeddings {shared}",
+            fontsize=11,
+        )
+        paper = TABLE3_PARAMS.get(label)
+        if paper is not None and c.share_embeddings:
+            note = f"; Table 3 lists {paper} M"
+        elif label.startswith("(A)") and c.share_embeddings:
+            note = "; Table 3 lists no count: the same as base"
+        else:
+            note = ""
+        heading = f"{label}: " if label else ""
+        fig.suptitle(f"{heading}{total / 1e6:,.1f} M parameters{note}")
+    return fig
+
+
+def parameter_explorer(*, static: bool | None = None):
+    """The parameter count of a Transformer, part by part, and each part's share.
+
+    Chapter 8 (Table 3). Live: six knobs, ``d_model``, heads, ``d_ff``, layers ``N`` (for
+    both stacks), vocabulary size and weight sharing; every redraw counts the parameters
+    of the configuration with :func:`parameter_breakdown`. Static (the book): the base
+    model and one change at a time (Table 3 rows A and C, two vocabulary sizes, the big
+    model), each with shared and with separate embeddings: 30 precomputed frames.
+    """
+    widgets = _widgets()
+    title = "How many parameters, and where?"
+    if _want_static(static):
+        change = widgets.SelectionSlider(
+            options=[name for name, _ in _VARIANTS],
+            index=0,
+            description="model",
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width="520px"),
+        )
+        sharing = widgets.ToggleButtons(
+            options=["shared", "not shared"],
+            index=0,
+            description="embeddings",
+            style={"button_width": "90px"},
+        )
+        frames = [
+            [
+                figure_to_png(_breakdown_figure(_config(**{**_BASE, **changes}, shared=s), name))
+                for s in (True, False)
+            ]
+            for name, changes in _VARIANTS
+        ]
+        return _static_explorer(
+            widgets,
+            title,
+            "Slide from the paper's base model through one change at a time (rows A and "
+            "C of Table 3, two vocabulary sizes, the big model); switch weight sharing.",
+            [change, sharing],
+            {"model": change, "sharing": sharing},
+            [change, sharing],
+            frames,
+            note="Precomputed; in a live notebook every knob can be set freely.",
+        )
+    d_model = widgets.Dropdown(options=[128, 256, 512, 768, 1024], value=512, description="d_model")
+    heads = widgets.Dropdown(options=[1, 2, 4, 8, 16, 32], value=8, description="heads")
+    d_ff = widgets.Dropdown(options=[512, 1024, 2048, 4096, 8192], value=2048, description="d_ff")
+    layers = widgets.IntSlider(value=6, min=1, max=12, description="layers N")
+    vocab = widgets.Dropdown(
+        options=[4000, 8000, 16000, 32000, 37000, 50000], value=37000, description="vocabulary"
+    )
+    sharing = widgets.ToggleButtons(options=["shared", "not shared"], description="embeddings")
+    memo = _LayoutMemo()
+
+    def draw() -> tuple[bytes, str]:
+        from .frames import InputProblem
+
+        if d_model.value % heads.value:
+            raise InputProblem(f"d_model = {d_model.value} is not divisible by h = {heads.value}")
+        config = _config(
+            d_model.value,
+            heads.value,
+            d_ff.value,
+            layers.value,
+            vocab.value,
+            sharing.index == 0,
+        )
+        return memo.png(_breakdown_figure(config), key="parameters"), ""
+
+    controls = {
+        "d_model": d_model,
+        "heads": heads,
+        "d_ff": d_ff,
+        "layers": layers,
+        "vocab": vocab,
+        "sharing": sharing,
+    }
+    rows = [widgets.HBox([d_model, heads, d_ff]), widgets.HBox([layers, vocab]), sharing]
+    return _live_explorer(
+        widgets,
+        title,
+        "Change the configuration; the bars count every parameter of that model.",
+        rows,
+        controls,
+        draw,
+        list(controls.values()),
+    )
