@@ -483,3 +483,213 @@ def test_training_snapshots_missing_or_bad_file(tmp_path, monkeypatch):
     bad.write_text("not json", encoding="utf-8")
     with pytest.raises(ValueError, match="not a JSON file"):
         training_snapshots.load_training_snapshots(bad)
+
+
+# --------------------------------------------------------------------------- chapters 1, 2, 4
+import numpy as np  # noqa: E402
+
+from transformer_lib.views.explorers import (  # noqa: E402
+    bpe_merges,
+    embedding_scale,
+    heads,
+    layer_cost,
+)
+
+
+def _check_alt_text(box) -> None:
+    """The frames are described in text for screen readers (hidden on the page)."""
+    hidden = [
+        c.value
+        for c in box.children
+        if isinstance(c, widgets.HTML) and "visually-hidden" in c.value
+    ]
+    assert len(hidden) == 1 and len(hidden[0]) > 80
+    assert box.children.index(box.stack) == len(box.children) - 2  # right after the frames
+
+
+def test_layer_costs_follow_table_1():
+    costs = layer_cost.layer_costs(n=4, d=8, kernel_size=3)
+    assert costs["self-attention"] == (4**2 * 8, 1, 1)
+    assert costs["recurrent"] == (4 * 8**2, 4, 4)
+    assert costs["convolution"] == (3 * 4 * 8**2, 1, 2)  # ceil(log_3 4) = 2
+    assert layer_cost.layer_costs(9, 8)["convolution"][2] == 2  # log_3 9 exactly
+    assert layer_cost.layer_costs(1, 8)["convolution"][2] == 1
+    for n, d in [(64, 512), (512, 512), (2048, 128)]:  # attention is cheaper iff n < d
+        c = layer_cost.layer_costs(n, d)
+        assert (c["self-attention"][0] < c["recurrent"][0]) == (n < d)
+    with pytest.raises(ValueError):
+        layer_cost.layer_costs(0, 8)
+
+
+def test_layer_cost_static(monkeypatch):
+    monkeypatch.setattr(layer_cost, "_STATIC_LENGTHS", (8, 2048))
+    monkeypatch.setattr(layer_cost, "_STATIC_WIDTHS", (128, 512))
+    box = explorers.layer_cost_explorer(static=True)
+    _check_static(box, n_expected=2 * 2)
+    _check_alt_text(box)
+    assert isinstance(box.controls["n"], widgets.SelectionSlider)
+
+
+def test_layer_cost_live_redraws():
+    box = explorers.layer_cost_explorer(static=False)
+    _check_live(box)
+    before = _png(box)
+    box.controls["n"].value = 4096
+    assert _png(box) != before
+    before = _png(box)
+    box.controls["d"].value = 64
+    assert _png(box) != before
+    _check_live(box)
+
+
+@pytest.fixture(scope="module")
+def replay():
+    return bpe_merges.BpeReplay()
+
+
+def test_bpe_replay_gives_the_tokenizers_tokens(replay):
+    from transformer_lib.pipeline.corpus import find_corpus, read_pairs
+
+    pairs, _ = read_pairs(find_corpus())
+    sample = [s for pair in pairs[::97] for s in pair] + ["Tom 🙂 東京", "naïve café", "mu\u0308de"]
+    for s in sample:
+        assert replay.tokens(s) == replay.tokenizer.tokens(s), s
+
+
+def test_bpe_replay_merges_add_up(replay):
+    s = "Wo ist die Straßenbahnhaltestelle?"
+    chars = replay.tokens(s, 0)
+    assert "".join(chars) == "".join(replay.tokenizer.tokens(s))  # nothing lost
+    assert all(len(t) == 1 for t in chars)
+    counts = [len(replay.tokens(s, m)) for m in (0, 10, 100, 1000, replay.n_merges)]
+    assert counts == sorted(counts, reverse=True) and counts[0] > counts[-1]
+    first = replay.merges[0]
+    assert replay.tokens("".join(first), 1)[-1] == "".join(first)
+    with pytest.raises(ValueError, match="between 0 and"):
+        replay.tokens(s, replay.n_merges + 1)
+
+
+def test_bpe_static(monkeypatch):
+    monkeypatch.setattr(bpe_merges, "_STATIC_MERGES", (0, 100, None))
+    box = explorers.bpe_merges_explorer(static=True)
+    _check_static(box, n_expected=3)
+    _check_alt_text(box)
+    assert box.controls["merges"].index == 2  # all merges: the book's tokenizer
+    assert box.controls["sentence"].disabled
+    notes = [c.value for c in box.children if isinstance(c, widgets.HTML)]
+    assert any(explorers.KERNEL_NOTE in n for n in notes)
+
+
+def test_bpe_live_redraws_and_explains_empty_input():
+    box = explorers.bpe_merges_explorer(static=False)
+    _check_live(box)
+    before = _png(box)
+    box.controls["merges"].value = 50
+    assert _png(box) != before
+    box.controls["sentence"].value = "Ein Igel schläft."
+    _check_live(box)
+    box.controls["sentence"].value = "   "
+    assert "empty" in box.message.value
+
+
+def test_embedding_scale_parts_and_the_point_of_the_scale(translator):
+    model = translator.model
+    tok = translator.tokenizer
+    ids = tok.encode(embedding_scale.SCALE_SENTENCE)
+    d = model.config.d_model
+    token, position = embedding_scale.encoder_inputs(model, ids, scale=True)
+    token1, position1 = embedding_scale.encoder_inputs(model, ids, scale=False)
+    np.testing.assert_allclose(token, token1 * d**0.5, rtol=1e-6)
+    np.testing.assert_allclose(position, position1)
+    np.testing.assert_allclose(np.linalg.norm(position, axis=1), (d / 2) ** 0.5, rtol=1e-5)
+    # With the scale, a repeated token looks like itself; without it, neighbours look alike.
+    n = len(ids)
+    same = np.array([[ids[i] == ids[j] and i != j for j in range(n)] for i in range(n)])
+    near = np.array([[abs(i - j) == 1 and ids[i] != ids[j] for j in range(n)] for i in range(n)])
+    for model_ in embedding_scale._models(translator).values():
+        scaled = embedding_scale._cosine(sum(embedding_scale.encoder_inputs(model_, ids, True)))
+        plain = embedding_scale._cosine(sum(embedding_scale.encoder_inputs(model_, ids, False)))
+        assert scaled[same].mean() > scaled[near].mean()
+        assert plain[near].mean() > plain[same].mean()
+
+
+def test_embedding_scale_static(translator):
+    box = explorers.embedding_scale_explorer(translator=translator, static=True)
+    assert "static-explorer" in box._dom_classes and box.frame_count == 4
+    frames = _frames(box.stack)
+    assert len(set(frames)) == 4 and all(f.startswith(PNG_MAGIC) for f in frames)
+    assert max(len(f) for f in frames) < 80_000
+    links = {(id(link.source[0]), id(link.target[0])) for link in box.links}
+    assert (id(box.controls["scale"]), id(box.stack)) in links
+    assert all((id(box.controls["embeddings"]), id(s)) in links for s in box.stack.children)
+    assert box.controls["sentence"].disabled
+    _check_alt_text(box)
+
+
+def test_embedding_scale_live(translator):
+    box = explorers.embedding_scale_explorer(translator=translator, static=False)
+    _check_live(box)
+    before = _png(box)
+    box.controls["scale"].value = False
+    assert _png(box) != before
+    box.controls["sentence"].value = "Tom"  # one token
+    assert "at least two tokens" in box.message.value
+
+
+def test_head_explorer_static(translator):
+    config = translator.model.config
+    box = explorers.head_explorer(translator, heads.HEAD_SENTENCES[:1], static=True)
+    _check_static(box, n_expected=config.n_encoder_layers * config.n_heads)
+    _check_alt_text(box)
+    assert box.controls["head"].max == config.n_heads - 1
+    assert box.controls["sentence"].disabled
+
+
+def test_head_explorer_live(translator):
+    box = explorers.head_explorer(translator, static=False)
+    _check_live(box)
+    before = _png(box)
+    box.controls["head"].value = 1
+    assert _png(box) != before
+    box.controls["sentence"].value = "Where is the station?"
+    _check_live(box)
+    assert "Translation" in box.message.value
+
+
+def test_chapter_1_to_4_frame_counts_stay_modest(translator):
+    config = translator.model.config
+    counts = {
+        "layer cost": len(layer_cost._STATIC_LENGTHS) * len(layer_cost._STATIC_WIDTHS),
+        "bpe": len(bpe_merges._STATIC_MERGES),
+        "embedding scale": 4,
+        "heads": len(heads.HEAD_SENTENCES) * config.n_encoder_layers * config.n_heads,
+    }
+    assert all(2 <= n <= 40 for n in counts.values()), counts
+
+
+@pytest.mark.parametrize("name", ["layer_cost", "bpe", "embedding_scale", "heads"])
+def test_chapter_1_to_4_frames_have_readable_text(name, translator):
+    """Drawn at FRAME_DPI and shown at most 688 CSS px wide, no text is under 9 px."""
+    from matplotlib.text import Text
+
+    from transformer_lib.views.explorers.frames import FRAME_DPI
+    from transformer_lib.views.explorers.model_runs import _translate
+
+    if name == "layer_cost":
+        fig = layer_cost._cost_figure(128, 512, 3, (8, 8192), (128, 1024))
+    elif name == "bpe":
+        fig = bpe_merges._bpe_figure(bpe_merges.BpeReplay(), bpe_merges.BPE_SENTENCES, 100)
+    elif name == "embedding_scale":
+        tok = translator.tokenizer
+        ids = tok.encode(embedding_scale.SCALE_SENTENCE)
+        fig = embedding_scale._scale_figure(
+            translator.model, [tok.id_to_token(i) for i in ids], ids, True, "trained"
+        )
+    else:
+        fig = heads._head_figure(_translate(translator, heads.HEAD_SENTENCES[0]), 0, 0)
+    fig.set_dpi(FRAME_DPI)
+    fig.canvas.draw()
+    scale = min(1.0, 688 / (fig.get_figwidth() * FRAME_DPI))
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    smallest = min(t.get_fontsize() for t in texts) * FRAME_DPI / 72 * scale
+    assert smallest >= 9, f"{name}: smallest text {smallest:.1f} CSS px"

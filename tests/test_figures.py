@@ -14,6 +14,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from transformer_lib.views import (  # noqa: E402
     architecture,
+    attention_diagrams,
     attention_maps,
     beam_search,
     curves,
@@ -24,6 +25,7 @@ from transformer_lib.views import (  # noqa: E402
     training_curves,
 )
 from transformer_lib.views.architecture import plot_architecture  # noqa: E402
+from transformer_lib.views.attention_diagrams import plot_attention_diagram  # noqa: E402
 from transformer_lib.views.attention_maps import (  # noqa: E402
     plot_attention,
     plot_attention_alignment,
@@ -57,6 +59,7 @@ from transformer_lib.views.training_curves import (  # noqa: E402
 
 FIGURE_MODULES = (
     architecture,
+    attention_diagrams,
     attention_maps,
     beam_search,
     curves,
@@ -155,6 +158,7 @@ CASES = {
     "softmax_saturation": lambda: plot_softmax_saturation([1, 4, 16], n_samples=50),
     "embedding_norms": lambda: plot_embedding_norms(np.random.default_rng(0).normal(size=(30, 8))),
     "architecture": lambda: plot_architecture(),
+    "attention_diagram": lambda: plot_attention_diagram(),
     "recurrence_vs_attention": lambda: plot_recurrence_vs_attention(),
     "beam_search": lambda: plot_beam_search(_beam_steps()),
     "curves": lambda: plot_curves(
@@ -175,7 +179,7 @@ def test_returns_titled_labelled_figure(name):
     fig = CASES[name]()
     assert isinstance(fig, Figure)
     assert _title(fig).strip(), f"{name}: no title"
-    if name != "architecture":  # a diagram, its axes are switched off
+    if name not in ("architecture", "attention_diagram"):  # diagrams: no axes
         xlabel, ylabel = _labels(fig)
         assert xlabel.strip() and ylabel.strip(), f"{name}: missing axis label"
     fig.canvas.draw()  # layout and text rendering must not fail
@@ -414,6 +418,36 @@ def test_architecture_has_the_papers_blocks():
     assert "Input\nEmbedding" in texts and "Output\nEmbedding" in texts
 
 
+def test_attention_diagram_panels():
+    both = plot_attention_diagram()
+    assert len(both.axes) == 2
+    texts = _texts(both)
+    for block in ("SoftMax", "Mask (opt.)", "Concat", "Scaled dot-product\nattention"):
+        assert block in texts
+    assert texts.count("Linear") == 3  # V, K and Q (the stacked copies behind are blank)
+    scaled = plot_attention_diagram("scaled")
+    assert len(scaled.axes) == 1 and "Concat" not in _texts(scaled)
+    with pytest.raises(ValueError, match="panel"):
+        plot_attention_diagram("additive")
+
+
+def test_curves_take_a_style_per_series():
+    from transformer_lib.views.style import LAYER_STYLES
+
+    fig = plot_curves(
+        [1, 2, 4],
+        {"rnn": [3, 2, 1], "attention": [1, 1, 1]},
+        xlabel="n",
+        ylabel="t",
+        title="demo",
+        styles={"attention": LAYER_STYLES["self-attention"]},
+    )
+    rnn, attention = fig.axes[0].lines
+    assert attention.get_color() == LAYER_STYLES["self-attention"]["color"]
+    assert attention.get_marker() == LAYER_STYLES["self-attention"]["marker"]
+    assert rnn.get_color() == "#0072B2"  # not listed: the first colour of the default order
+
+
 def test_recurrence_vs_attention_panels():
     fig = plot_recurrence_vs_attention(include_convolution=False)
     axes = [ax for ax in fig.axes if ax.lines]
@@ -424,6 +458,55 @@ def test_recurrence_vs_attention_panels():
     ]
     rnn, attn = axes[0].lines[:2]
     assert rnn.get_ydata()[-1] > 1 and set(attn.get_ydata()) == {1}
+    from transformer_lib.views.style import LAYER_STYLES
+
+    assert rnn.get_color() == LAYER_STYLES["recurrent"]["color"]
+    assert attn.get_color() == LAYER_STYLES["self-attention"]["color"]
+
+
+# Figures of chapters 1-4, as the chapters call them (the default figure dpi is 100).
+CHAPTER_FIGURES = {
+    "ch1 gradient reach": lambda: plot_curves(
+        np.arange(1, 64),
+        {"RNN (tanh)": np.ones(63), "LSTM": np.ones(63), "self-attention": np.ones(63)},
+        xlabel="distance",
+        ylabel=r"gradient norm $\|\partial(u \cdot y_n) / \partial x_{n-j}\|$",
+        title="How strongly the last output depends on earlier inputs",
+        logy=True,
+    ),
+    "ch1 table 1": lambda: plot_recurrence_vs_attention(d_model=512),
+    "ch1 architecture": lambda: plot_architecture(),
+    "ch2 lengths": lambda: plot_length_histogram({"English": [3, 4, 18], "German": [2, 29]}),
+    "ch2 norms": lambda: plot_embedding_norms(np.random.default_rng(0).normal(size=(30, 128))),
+    "ch3 figure 2": lambda: plot_attention_diagram("scaled"),
+    "ch3 toy map": lambda: plot_attention(
+        _weights(3, 4),
+        ["furry?", "engine?", "no idea"],
+        ["cat", "dog", "car", "bus"],
+        annotate=True,
+    ),
+    "ch3 variance": lambda: plot_dot_product_variance(n_samples=200),
+    "ch3 saturation": lambda: plot_softmax_saturation(n_samples=50),
+    "ch4 figure 2": lambda: plot_attention_diagram(),
+    "ch4 hand-built heads": lambda: plot_attention_heads(
+        _weights(4, 6, 6), ["the", "cat", "sat", "on", "the", "mat"], ncols=2
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHAPTER_FIGURES))
+def test_chapter_1_to_4_figures_are_readable_at_page_width(name):
+    """Shown in a 672-px text column (a 1280-px window), no text is under 9 CSS px."""
+    from matplotlib.text import Text
+
+    fig = CHAPTER_FIGURES[name]()
+    fig.set_dpi(100)
+    fig.canvas.draw()
+    width_px = fig.get_tightbbox().width * 100  # the inline backend saves tight
+    scale = min(1.0, 672 / width_px)
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    smallest = min(t.get_fontsize() for t in texts) * 100 / 72 * scale
+    assert smallest >= 9, f"{name}: smallest text {smallest:.1f} CSS px (shown at {scale:.0%})"
 
 
 def test_beam_search_tree():

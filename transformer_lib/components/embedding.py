@@ -28,8 +28,11 @@ def check_token_ids(ids: Tensor, vocab_size: int, name: str = "token ids") -> No
 class TokenEmbedding(nn.Module):
     """Look up a d_model vector per token id and multiply it by √d_model.
 
-    The paper scales embeddings by √d_model (§3.4) so that, with small initial
-    weights, they are not drowned by the positional encoding added next.
+    The paper multiplies the embedding weights by √d_model (§3.4) without saying why.
+    A plausible reason, measured in chapter 2: with small initial weights, the token
+    vectors would otherwise be much shorter than the positional encoding added next.
+    ``padding_idx`` starts the ``<pad>`` row at zero and sends it no gradient from the
+    look-up; with shared weights the output layer still trains it.
 
     Shape:
         ``(B, L)`` long → ``(B, L, D)``.

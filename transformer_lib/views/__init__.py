@@ -9,8 +9,10 @@ need:
 Module                      What it draws (chapters)
 ==========================  ===============================================================
 ``style``                   colour maps, the Okabe-Ito palette, font sizes and the helpers
-                            every figure shares (rows are queries, columns are keys)
+                            every figure shares (rows are queries, columns are keys), one
+                            colour per layer type and per scaled/unscaled score
 ``architecture``            :func:`plot_architecture`, the paper's Figure 1 (1, 8)
+``attention_diagrams``      :func:`plot_attention_diagram`, the paper's Figure 2 (3, 4)
 ``curves``                  :func:`plot_curves` for measured curves (1, 3, 7, 9, 10, 13);
                             :func:`plot_recurrence_vs_attention` (1);
                             :func:`plot_dot_product_variance`,
@@ -33,7 +35,7 @@ Module                      What it draws (chapters)
 ``beam_search``             :func:`plot_beam_search` (10)
 ``explorers``               sliders and text boxes that keep working in the static HTML
                             book: one module per explorer, and ``explorers.frames`` for the
-                            live and precomputed machinery (3, 5, 6, 9, 11, 12)
+                            live and precomputed machinery (1–6, 9, 11, 12)
 ``bertviz_views``           bertviz's head and model views, made to work offline (11)
 ``notebook``                :func:`show_source`, :func:`setup_notebook`,
                             :func:`markdown_table` for the chapter notebooks

@@ -18,7 +18,15 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from .style import OKABE_ITO, _figure_and_axes, _new_figure, _styled, _to_numpy
+from .style import (
+    LAYER_STYLES,
+    OKABE_ITO,
+    SCALING_STYLES,
+    _figure_and_axes,
+    _new_figure,
+    _styled,
+    _to_numpy,
+)
 
 __all__ = [
     "plot_curves",
@@ -50,6 +58,7 @@ def plot_curves(
     logx: bool = False,
     logy: bool = False,
     ax: Axes | None = None,
+    styles: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Figure:
     """Several measured curves over one x axis, one colour and marker each (chapters 1, 3).
 
@@ -59,6 +68,10 @@ def plot_curves(
         xlabel, ylabel, title: axis labels and title (required: a figure without
             them does not say what it measures).
         logx, logy: logarithmic axes; an x axis of powers of two gets base-2 ticks.
+        styles: ``{label: matplotlib line keywords}`` for some series, e.g. the book's
+            :data:`~transformer_lib.views.style.LAYER_STYLES` entry for a kind of layer,
+            so that the same thing has the same colour and marker in every figure.
+            Series not listed take the next colour and marker of the default order.
 
     Example:
         >>> fig = plot_curves([1, 2, 4], {"a": [1, 2, 3]}, xlabel="n", ylabel="t",
@@ -77,15 +90,14 @@ def plot_curves(
                 f"plot_curves: series {label!r} has shape {tuple(ys.shape)}, x has "
                 f"{tuple(xs.shape)}; give one value per x."
             )
-        ax.plot(
-            xs,
-            ys,
-            marker=_MARKERS[idx % len(_MARKERS)],
-            markersize=4 if xs.size > 20 else 6,
-            color=OKABE_ITO[idx % len(OKABE_ITO)],
-            linewidth=2,
-            label=str(label),
-        )
+        style = {
+            "marker": _MARKERS[idx % len(_MARKERS)],
+            "markersize": 4 if xs.size > 20 else 6,
+            "color": OKABE_ITO[idx % len(OKABE_ITO)],
+            "linewidth": 2,
+            **dict((styles or {}).get(label, {})),
+        }
+        ax.plot(xs, ys, label=str(label), **style)
     if logx:
         if np.all(xs > 0) and np.allclose(np.log2(xs), np.round(np.log2(xs))):
             _power_of_two_axis(ax, xs)
@@ -113,11 +125,13 @@ def plot_recurrence_vs_attention(
     """Per-layer cost against sequence length ``n`` for recurrent, convolutional and
     self-attention layers, after the paper's Table 1 (chapter 1).
 
-    Three panels, log-log: sequential operations (what cannot run in parallel),
-    maximum path length between any two positions (what long-range dependencies
-    must travel), and operations per layer (``n·d²`` for recurrence vs ``n²·d``
-    for self-attention; self-attention is cheaper while ``n < d``). Constants
-    are dropped, as in the table's O-notation.
+    Three panels, log-log: sequential operations (what cannot run in parallel) and
+    maximum path length between any two positions (what long-range dependencies must
+    travel) side by side, and below them, across the full width, operations per layer
+    (``n·d²`` for recurrence vs ``n²·d`` for self-attention; self-attention is cheaper
+    while ``n < d``). Constants are dropped, as in the table's O-notation. Colours are the
+    book's :data:`~transformer_lib.views.style.LAYER_STYLES`. The figure is 6.7 inches
+    wide, so that a page column shows it at full size.
 
     Args:
         seq_lens: sequence lengths ``n`` (default 1 to 4096).
@@ -131,49 +145,61 @@ def plot_recurrence_vs_attention(
     )
     d = float(d_model)
     series = [
-        ("recurrent", OKABE_ITO[1], "-", n, n, n * d**2),
-        ("self-attention", OKABE_ITO[0], "-", np.ones_like(n), np.ones_like(n), n**2 * d),
+        ("recurrent", "recurrent", n, n, n * d**2),
+        ("self-attention", "self-attention", np.ones_like(n), np.ones_like(n), n**2 * d),
     ]
     if include_convolution:
         path = np.maximum(1.0, np.ceil(np.log(np.maximum(n, 1)) / np.log(kernel_size) - 1e-9))
         series.append(
             (
                 f"convolution (k = {kernel_size}, dilated)",
-                OKABE_ITO[2],
-                "--",
+                "convolution",
                 np.ones_like(n),
                 path,
                 kernel_size * n * d**2,
             )
         )
-    fig, axes = _new_figure((13.0, 4.4), 1, 3)
+    fig, axes = _new_figure((6.7, 6.9), 2, 2, height_ratios=[1, 1.15])
+    gs = axes[1, 0].get_gridspec()
+    for ax in axes[1]:
+        ax.remove()
+    bottom = fig.add_subplot(gs[1, :])
     panels = [
-        ("Sequential operations", "operations that must run in order"),
-        ("Maximum path length", "steps between two positions"),
-        ("Operations per layer", "multiply-adds (order of)"),
+        (axes[0, 0], "Sequential operations", "operations in order"),
+        (axes[0, 1], "Maximum path length", "steps between positions"),
+        (bottom, "Operations per layer", "multiply-adds (order of)"),
     ]
-    for col, (ax, (name, ylabel)) in enumerate(zip(axes, panels)):
-        for label, colour, style, *values in series:
-            ax.plot(n, values[col], color=colour, linestyle=style, linewidth=2.2, label=label)
+    for col, (ax, name, ylabel) in enumerate(panels):
+        for label, kind, *values in series:
+            style = LAYER_STYLES[kind]
+            ax.plot(
+                n,
+                values[col],
+                color=style["color"],
+                linestyle=style["linestyle"],
+                linewidth=2.2,
+                label=label,
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(name)
         ax.set_xlabel("sequence length n (tokens)")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3, which="major")
-        ax.yaxis.set_major_locator(LogLocator(base=10, numticks=8))
-    axes[2].axvline(d, color="#666666", linestyle=":", linewidth=1.2)
-    axes[2].annotate(
+        ax.yaxis.set_major_locator(LogLocator(base=10, numticks=5 if col < 2 else 8))
+        ax.xaxis.set_major_locator(LogLocator(base=10, numticks=5))
+    bottom.axvline(d, color="#666666", linestyle=":", linewidth=1.2)
+    bottom.annotate(
         f"n = d = {d_model}",
-        xy=(d, 0.03),
+        xy=(d, 0.04),
         xycoords=("data", "axes fraction"),
         xytext=(-4, 0),
         textcoords="offset points",
         ha="right",
-        fontsize=9,
+        fontsize=10,
         color="#444444",
     )
-    handles, labels = axes[0].get_legend_handles_labels()
+    handles, labels = bottom.get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=len(series), frameon=False)
     fig.suptitle(title)
     return fig
@@ -221,8 +247,8 @@ def plot_dot_product_variance(
     ax.plot(
         dk, np.ones_like(dk), color="#888888", linestyle=":", linewidth=1.4, label="theory: Var = 1"
     )
-    ax.plot(dk, var, "o-", color=OKABE_ITO[1], linewidth=2, label="q · k (unscaled)")
-    ax.plot(dk, scaled, "s-", color=OKABE_ITO[0], linewidth=2, label="q · k / √d_k (scaled)")
+    ax.plot(dk, var, linewidth=2, label="q · k (unscaled)", **SCALING_STYLES["unscaled"])
+    ax.plot(dk, scaled, linewidth=2, label="q · k / √d_k (scaled)", **SCALING_STYLES["scaled"])
     _power_of_two_axis(ax, dk)
     ax.set_yscale("log")
     ax.set_xlabel("key dimension d_k")
@@ -278,8 +304,8 @@ def plot_softmax_saturation(
     ax.axhline(
         1 / n_keys, color="#888888", linestyle=":", linewidth=1.4, label=f"uniform (1/{n_keys})"
     )
-    ax.plot(dk, m_raw, "o-", color=OKABE_ITO[1], linewidth=2, label="softmax(q · k)")
-    ax.plot(dk, m_scaled, "s-", color=OKABE_ITO[0], linewidth=2, label="softmax(q · k / √d_k)")
+    ax.plot(dk, m_raw, linewidth=2, label="softmax(q · k)", **SCALING_STYLES["unscaled"])
+    ax.plot(dk, m_scaled, linewidth=2, label="softmax(q · k / √d_k)", **SCALING_STYLES["scaled"])
     _power_of_two_axis(ax, dk)
     ax.set_ylim(0, 1.08)
     ax.set_xlabel("key dimension d_k")

@@ -6,6 +6,56 @@ import inspect
 import random
 import textwrap
 
+#: Characters of code that fit across the book's text column at full size (a 1280-pixel
+#: window); longer listings are drawn smaller, down to :data:`_SMALLEST_SCALE`.
+_COLUMN_CHARS = 76
+_SMALLEST_SCALE = 0.86
+
+
+def _source_listing_class():
+    from IPython.display import Code
+
+    class SourceListing(Code):
+        """Library source for a chapter page: fits the text column instead of scrolling.
+
+        The plain-text form is the source itself. The HTML form is Pygments' highlighting
+        with two changes for lines wider than the page: the listing is drawn up to 14%
+        smaller, and a line that still does not fit wraps onto the next screen line,
+        indented four characters deeper than the line itself (a hanging indent), so
+        nothing is cut off or needs sideways scrolling. The source is not changed.
+        """
+
+        def _repr_html_(self) -> str:
+            import html as html_lib
+
+            from pygments import highlight
+            from pygments.formatters import HtmlFormatter
+            from pygments.lexers import get_lexer_by_name
+
+            formatter = HtmlFormatter(nowrap=True)
+            lexer = get_lexer_by_name(self.language or "python", stripnl=False)
+            source = self.data.splitlines()
+            highlighted = highlight("\n".join(source), lexer, formatter).split("\n")
+            if len(highlighted) < len(source):  # never expected; fall back to plain text
+                highlighted = [html_lib.escape(line) for line in source]
+            longest = max((len(line) for line in source), default=0)
+            scale = min(1.0, max(_SMALLEST_SCALE, _COLUMN_CHARS / max(longest, 1)))
+            rows = []
+            for text, marked in zip(source, highlighted):
+                hang = len(text) - len(text.lstrip(" ")) + 4
+                rows.append(
+                    f'<span style="display:block;padding-left:{hang}ch;'
+                    f'text-indent:-{hang}ch">{marked or " "}</span>'
+                )
+            style = f"<style>{formatter.get_style_defs('.source-listing')}</style>"
+            return (
+                f'{style}<div class="source-listing highlight" '
+                f'style="font-size:{100 * scale:.0f}%"><pre style="white-space:pre-wrap;'
+                f'overflow-wrap:anywhere;line-height:125%">{"".join(rows)}</pre></div>'
+            )
+
+    return SourceListing
+
 
 def show_source(obj, *, start: str | None = None, stop: str | None = None):
     """Display the library's own source of ``obj`` (a function, class or method).
@@ -13,9 +63,12 @@ def show_source(obj, *, start: str | None = None, stop: str | None = None):
     The chapters teach the code that runs, not a copy of it: this renders it straight
     from ``transformer_lib``. ``start``/``stop`` cut the listing at the first line
     containing those strings (``stop`` excluded); an excerpt is dedented.
-    """
-    from IPython.display import Code
 
+    Returns an ``IPython.display.Code`` whose ``data`` is the source. In HTML (the book's
+    pages, Jupyter, Colab) long lines fit the text column: the listing is drawn slightly
+    smaller when its longest line is over 76 characters, and a line that still does not
+    fit wraps with a hanging indent instead of being cut off.
+    """
     source = inspect.getsource(obj)
     lines = source.splitlines()
     if start is not None:
@@ -28,7 +81,7 @@ def show_source(obj, *, start: str | None = None, stop: str | None = None):
         if idx is None:
             raise ValueError(f"{stop!r} does not occur in the source of {obj!r}")
         lines = lines[:idx]
-    return Code(textwrap.dedent("\n".join(lines)), language="python")
+    return _source_listing_class()(textwrap.dedent("\n".join(lines)), language="python")
 
 
 def setup_notebook(seed: int = 0, threads: int = 1):

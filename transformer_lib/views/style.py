@@ -33,7 +33,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-__all__ = ["OKABE_ITO", "SEQUENTIAL_CMAP", "DIVERGING_CMAP"]
+__all__ = ["OKABE_ITO", "SEQUENTIAL_CMAP", "DIVERGING_CMAP", "LAYER_STYLES", "SCALING_STYLES"]
 
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable with every
@@ -50,6 +50,19 @@ OKABE_ITO = (
     "#F0E442",  # yellow
 )
 SEQUENTIAL_CMAP = "viridis"
+
+# One colour per kind of layer, the same in every figure and explorer that compares them
+# (chapter 1): matplotlib keyword arguments for a line of that kind.
+LAYER_STYLES = {
+    "recurrent": {"color": OKABE_ITO[1], "marker": "o", "linestyle": "-"},
+    "convolution": {"color": OKABE_ITO[2], "marker": "^", "linestyle": "--"},
+    "self-attention": {"color": OKABE_ITO[0], "marker": "s", "linestyle": "-"},
+}
+# Scaled and unscaled attention scores (chapter 3): one colour and one marker each.
+SCALING_STYLES = {
+    "scaled": {"color": OKABE_ITO[0], "marker": "s"},
+    "unscaled": {"color": OKABE_ITO[1], "marker": "o"},
+}
 DIVERGING_CMAP = "RdBu_r"  # blue = negative, white = 0, red = positive
 
 _RC = {

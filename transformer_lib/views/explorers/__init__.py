@@ -17,7 +17,12 @@ carry the CSS class ``static-explorer``, live ones ``live-explorer``.
 ==========================================  ==========================================
 Chapter                                     Explorer (module)
 ==========================================  ==========================================
+1 Why attention?                            :func:`layer_cost_explorer` (``layer_cost``)
+2 Tokens and embeddings                     :func:`bpe_merges_explorer` (``bpe_merges``),
+                                            :func:`embedding_scale_explorer`
+                                            (``embedding_scale``)
 3 Scaled dot-product attention              :func:`temperature_explorer` (``temperature``)
+4 Multi-head attention                      :func:`head_explorer` (``heads``)
 5 Positional encoding                       :func:`positional_encoding_explorer`
                                             (``positions``)
 6 Masks                                     :func:`mask_explorer` (``masks``)
@@ -26,7 +31,7 @@ Chapter                                     Explorer (module)
                                             :func:`head_ablation_explorer` (``ablation``)
 ==========================================  ==========================================
 
-The two explorers of chapter 11 share ``model_runs`` (a sentence through the model, heads
+The explorers of chapters 4 and 11 share ``model_runs`` (a sentence through the model, heads
 switched off) and ``head_grid`` (attention maps drawn with Pillow, fast enough for live
 redraws).
 
@@ -46,7 +51,11 @@ maps.
 
 from .ablation import head_ablation_explorer
 from .attention import attention_explorer
+from .bpe_merges import bpe_merges_explorer
+from .embedding_scale import embedding_scale_explorer
 from .frames import KERNEL_NOTE, STATIC_ENV_VAR, figure_to_png, static_mode
+from .heads import head_explorer
+from .layer_cost import layer_cost_explorer
 from .lr_schedule import lr_schedule_explorer
 from .masks import mask_explorer
 from .model_runs import EXAMPLE_SENTENCES
@@ -58,8 +67,12 @@ __all__ = [
     "KERNEL_NOTE",
     "STATIC_ENV_VAR",
     "attention_explorer",
+    "bpe_merges_explorer",
+    "embedding_scale_explorer",
     "figure_to_png",
     "head_ablation_explorer",
+    "head_explorer",
+    "layer_cost_explorer",
     "lr_schedule_explorer",
     "mask_explorer",
     "positional_encoding_explorer",

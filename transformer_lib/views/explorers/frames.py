@@ -236,13 +236,21 @@ def _static_explorer(
     linked: Sequence[Any],
     frames: list,
     note: str | None = None,
+    alt: str = "",
 ):
-    """Header, controls, optional note, then the frames selected by the ``linked`` controls."""
+    """Header, controls, optional note, then the frames selected by the ``linked`` controls.
+
+    ``alt`` describes what every frame shows, for readers who cannot see the images: it
+    follows them as text that screen readers read and the page does not show (the
+    widget images themselves take no ``alt``).
+    """
     stack, links = _frame_stack(widgets, frames, linked, _image_layout(widgets))
     rows = [_header(widgets, title, description), *control_rows]
     if note:
         rows.append(widgets.HTML(_note(widgets, note)))
     rows.append(stack)
+    if alt:
+        rows.append(widgets.HTML(f"<span class='visually-hidden'>{html.escape(alt)}</span>"))
     box = widgets.VBox(rows)
     box.add_class("static-explorer")
     box.add_class("transformer-explorer")

@@ -1,0 +1,183 @@
+"""One head against the average of all heads, in the trained model's encoder (ch. 4)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .frames import (
+    KERNEL_NOTE,
+    _figure,
+    _LayoutMemo,
+    _live_explorer,
+    _note,
+    _static_explorer,
+    _style,
+    _want_static,
+    _widgets,
+    figure_to_png,
+)
+from .model_runs import _as_translator, _Run, _translate
+
+__all__ = ["HEAD_SENTENCES", "head_explorer"]
+
+
+#: Sentences for the precomputed version: short, everyday, with a pronoun or two.
+HEAD_SENTENCES = (
+    "The cat is sleeping on the sofa.",
+    "I don't know where my keys are.",
+)
+
+
+def _row_peak(weights: np.ndarray) -> float:
+    """Mean over the rows (queries) of the largest weight in the row."""
+    return float(weights.max(axis=-1).mean())
+
+
+def _head_figure(run: _Run, layer: int, head: int):
+    from ..attention_maps import plot_attention
+
+    mats, q, k = run.maps("encoder", layer)  # (H, S, S)
+    n_heads = mats.shape[0]
+    one, mean = mats[head], mats.mean(axis=0)
+    n = len(q)
+    with _style():
+        fig = _figure((8.4, 0.3 * n + 1.7), layout="constrained")
+        ax0, ax1 = fig.subplots(1, 2)
+        plot_attention(
+            one,
+            q,
+            k,
+            ax=ax0,
+            colorbar=False,
+            title=f"head {head}: top weight per row {_row_peak(one):.2f}",
+        )
+        plot_attention(
+            mean,
+            q,
+            k,
+            ax=ax1,
+            title=f"mean of the {n_heads} heads: top weight {_row_peak(mean):.2f}",
+        )
+        for ax in (ax0, ax1):
+            ax.title.set_fontsize(11)
+        fig.suptitle(
+            f"“{run.source}”: encoder self-attention, layer {layer}. "
+            f"Rows are queries, columns keys.",
+            fontsize=11,
+        )
+    return fig
+
+
+def head_explorer(
+    translator=None,
+    sentences: Sequence[str] = HEAD_SENTENCES,
+    *,
+    static: bool | None = None,
+):
+    """One attention head of the trained model next to the mean of all its heads.
+
+    Chapter 4. Encoder self-attention of the shipped translator on one sentence: the
+    chosen head's weights (left) and their average over the layer's heads (right), rows
+    queries and columns keys. Each panel title gives the mean, over the rows, of the
+    largest weight in a row: a head that commits to one key per query scores near 1,
+    and averaging heads that look at different places brings it down.
+
+    Args:
+        translator: a :class:`~transformer_lib.pipeline.pretrained.Translator` (or a
+            ``(model, tokenizer)`` pair); default the shipped model.
+        sentences: example sentences (the static version precomputes these).
+        static: force the precomputed (True) or the live (False) version.
+
+    Returns:
+        The explorer. Static: sentence × layer × head, ``len(sentences) · N · H`` frames
+        (16 for the shipped model and two sentences); the text box is disabled. Live:
+        also a text box for your own sentence.
+    """
+    widgets = _widgets()
+    translator = _as_translator(translator)
+    config = translator.model.config
+    n_layers, n_heads = config.n_encoder_layers, config.n_heads
+    sentences = [s for s in sentences if isinstance(s, str) and s.strip()]
+    if not sentences:
+        raise ValueError("head_explorer needs at least one example sentence")
+    title = "One head, or the average of all heads?"
+    description = (
+        "Slide through the heads of a layer: each one attends in its own way; their "
+        "average (right) is blurrier than any of them."
+    )
+    head = widgets.IntSlider(
+        value=0, min=0, max=n_heads - 1, description="head", continuous_update=True
+    )
+    layer = widgets.ToggleButtons(
+        options=[str(i) for i in range(n_layers)],
+        index=0,
+        description="layer",
+        style={"button_width": "50px"},
+    )
+    text = widgets.Text(description="sentence", layout=widgets.Layout(width="95%"))
+    if _want_static(static):
+        runs = [_translate(translator, s) for s in sentences]
+        frames = [
+            [
+                [figure_to_png(_head_figure(run, ly, h)) for h in range(n_heads)]
+                for ly in range(n_layers)
+            ]
+            for run in runs
+        ]
+        example = widgets.Dropdown(
+            options=sentences, index=0, description="example", layout=widgets.Layout(width="95%")
+        )
+        text.disabled = True
+        text.placeholder = "your own sentence (needs a live kernel)"
+        return _static_explorer(
+            widgets,
+            title,
+            description,
+            [head, layer, example, text],
+            {"head": head, "layer": layer, "example": example, "sentence": text},
+            [example, layer, head],
+            frames,
+            note=KERNEL_NOTE,
+            alt="Two attention heatmaps of the sentence, rows queries and columns keys: the "
+            "chosen head of the encoder layer on the left, the mean of all its heads on the "
+            "right.",
+        )
+    example = widgets.Dropdown(
+        options=["(type your own)", *sentences],
+        index=1,
+        description="example",
+        layout=widgets.Layout(width="95%"),
+    )
+    text.value = sentences[0]
+    text.continuous_update = False
+    cache: dict[str, Any] = {"text": None, "run": None}
+    memo = _LayoutMemo()
+
+    def draw() -> tuple[bytes, str]:
+        if cache["text"] != text.value or cache["run"] is None:
+            cache["run"], cache["text"] = _translate(translator, text.value), text.value
+        run = cache["run"]
+        fig = _head_figure(run, int(layer.value), head.value)
+        notes = "".join(_note(widgets, n, "warn") for n in run.notes)
+        translation = html.escape(run.translation) or "<i>(empty)</i>"
+        png = memo.png(fig, key=tuple(run.src_tokens))
+        return png, f"<div style='margin:2px 0'><b>Translation</b>: {translation}</div>{notes}"
+
+    def pick_example(change) -> None:
+        if example.index and example.index > 0:
+            text.value = example.value
+
+    example.observe(pick_example, names="index")
+    return _live_explorer(
+        widgets,
+        title,
+        description + " Type a sentence and press Enter.",
+        [head, layer, example, text],
+        {"head": head, "layer": layer, "example": example, "sentence": text},
+        draw,
+        [head, layer, text],
+    )
