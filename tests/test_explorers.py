@@ -172,7 +172,9 @@ def test_the_books_frame_counts_stay_modest():
 
 # --------------------------------------------------------------------------- static versions
 def test_temperature_static(few_states):
-    _check_static(explorers.temperature_explorer(static=True), n_expected=2)
+    box = explorers.temperature_explorer(static=True)
+    _check_static(box, n_expected=2)
+    _check_alt_text(box)
 
 
 def test_positional_encoding_static(few_states):

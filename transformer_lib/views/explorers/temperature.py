@@ -139,6 +139,9 @@ def temperature_explorer(
             {"tau": tau},
             [tau],
             frames,
+            alt="Left: heatmap of softmax weights for six tokens, rows queries and columns "
+            "keys, at the chosen temperature. Right: bars of each row's entropy in bits, with "
+            "the uniform distribution's entropy as a dashed line.",
         )
     tau = widgets.FloatLogSlider(
         value=math.sqrt(d_k),
