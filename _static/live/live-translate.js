@@ -286,23 +286,31 @@
     return token.length > 14 ? token.slice(0, 13) + "…" : token;
   }
 
-  /* One heatmap: rows = queries, columns = keys, values in [0, 1]. */
+  /* One heatmap: rows = queries, columns = keys, values in [0, 1]; token labels on both
+   * axes, axis titles, and a title above. */
   function drawHeatmap(canvas, values, offset, rows, cols, opts) {
     var ctx = canvas.getContext("2d");
     var font = opts.small ? 10 : 12;
-    ctx.font = font + "px sans-serif";
-    var rowW = Math.max.apply(null, opts.rowLabels.map(function (s) {
-      return ctx.measureText(shortLabel(s)).width;
-    }).concat([10]));
-    var colW = Math.max.apply(null, opts.colLabels.map(function (s) {
-      return ctx.measureText(shortLabel(s)).width;
-    }).concat([10]));
+    var plain = font + "px sans-serif", bold = "bold " + plain;
+    var widest = function (labels) {
+      return Math.max.apply(null, labels.map(function (s) {
+        return ctx.measureText(shortLabel(s)).width;
+      }).concat([10]));
+    };
+    ctx.font = bold;
+    var titleW = opts.title ? ctx.measureText(opts.title).width : 0;
+    ctx.font = plain;
+    var rowW = widest(opts.rowLabels), colW = widest(opts.colLabels);
+    var keyText = "keys: " + opts.keyTitle;
+    var keyW = ctx.measureText(keyText).width;
+    var axisPad = font + 6; // room for the rotated query title
+    var left = axisPad + rowW + 6, top = opts.title ? font + 10 : 4;
     var cell = Math.max(opts.small ? 9 : 14, Math.min(opts.small ? 18 : 28,
-      Math.floor((opts.maxWidth - rowW - 40) / cols)));
-    var left = rowW + 8 + (opts.small ? 0 : 18), top = opts.title ? font + 10 : 4;
+      Math.floor((opts.maxWidth - left - 10) / cols)));
     var gridW = cell * cols, gridH = cell * rows;
     var below = colW * 0.72 + font + 16;
-    var width = left + gridW + 8, height = top + gridH + below;
+    var width = Math.ceil(Math.max(left + gridW + 8, titleW + 12, left + keyW + 8));
+    var height = Math.ceil(top + gridH + below);
     var dpr = window.devicePixelRatio || 1;
     canvas.width = Math.ceil(width * dpr);
     canvas.height = Math.ceil(height * dpr);
@@ -310,7 +318,6 @@
     canvas.style.height = height + "px";
     ctx = canvas.getContext("2d");
     ctx.scale(dpr, dpr);
-    ctx.font = font + "px sans-serif";
     ctx.fillStyle = "#fff";
     ctx.fillRect(0, 0, width, height);
     for (var i = 0; i < rows; i++) {
@@ -319,6 +326,7 @@
         ctx.fillRect(left + j * cell, top + i * cell, cell, cell);
       }
     }
+    ctx.font = plain;
     ctx.fillStyle = "#222";
     ctx.textBaseline = "middle";
     ctx.textAlign = "right";
@@ -332,23 +340,27 @@
       ctx.fillText(shortLabel(opts.colLabels[j]), 0, 0);
       ctx.restore();
     }
+    // Titles are centred on the grid, moved in where they would leave the canvas.
+    var centre = function (w) {
+      return Math.min(Math.max(left + gridW / 2, w / 2 + 4), width - w / 2 - 4);
+    };
     ctx.textAlign = "center";
     ctx.textBaseline = "alphabetic";
     if (opts.title) {
-      ctx.font = "bold " + font + "px sans-serif";
+      ctx.font = bold;
       ctx.fillStyle = opts.titleColour || "#222";
-      ctx.fillText(opts.title, left + gridW / 2, font + 2);
-      ctx.font = font + "px sans-serif";
+      ctx.fillText(opts.title, centre(titleW), font + 2);
+      ctx.font = plain;
       ctx.fillStyle = "#222";
     }
-    ctx.fillText("keys: " + opts.keyTitle, left + gridW / 2, height - 4);
-    if (!opts.small) {
-      ctx.save();
-      ctx.translate(12, top + gridH / 2);
-      ctx.rotate(-Math.PI / 2);
-      ctx.fillText("queries: " + opts.queryTitle, 0, 0);
-      ctx.restore();
-    }
+    ctx.fillText(keyText, centre(keyW), height - 4);
+    var queryText = "queries: " + opts.queryTitle;
+    if (ctx.measureText(queryText).width > top + gridH + below / 2) { queryText = "queries"; }
+    ctx.save();
+    ctx.translate(font, top + gridH / 2);
+    ctx.rotate(-Math.PI / 2);
+    ctx.fillText(queryText, 0, 0);
+    ctx.restore();
   }
 
   function colourBar() {
@@ -588,7 +600,7 @@
     var H = dims[1], Tq = dims[2], Tk = dims[3];
     var src = r.source.tokens, dec = r.decoderTokens;
     var rows = kind === "encoder" ? src : dec, cols = kind === "cross" ? src : rows;
-    var queryTitle = kind === "encoder" ? "source tokens" : "decoder input (predicts the next token)";
+    var queryTitle = kind === "encoder" ? "source tokens" : "decoder input";
     var keyTitle = kind === "cross" || kind === "encoder" ? "source tokens" : "decoder input";
     var heads = head === "all" ? Array.from({ length: H }, function (_, i) { return i; })
       : [Number(head)];
