@@ -112,7 +112,7 @@ def attention_explorer(
             options=sentences, index=0, description="example", layout=widgets.Layout(width="95%")
         )
         text.disabled = True
-        text.placeholder = "your own sentence (needs a live kernel)"
+        text.placeholder = "your own sentence: use the in-browser translator below"
         return _static_explorer(
             widgets,
             title,
