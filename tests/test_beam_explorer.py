@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 
 import pytest
-import torch
 
 widgets = pytest.importorskip("ipywidgets")
 
 from ipywidgets.widgets.widget_link import Link  # noqa: E402
+from widget_tree import find_widgets, shipped_or_random_translator  # noqa: E402
 
 from transformer_lib import beam_search, greedy_decode  # noqa: E402
 from transformer_lib.pipeline.decoding import length_penalty  # noqa: E402
@@ -31,33 +31,7 @@ SENTENCE = "How tall is he?"
 
 @pytest.fixture(scope="module")
 def translator():
-    """The shipped translator; before it exists, a tiny random model with the shipped tokenizer."""
-    from transformer_lib.pipeline.checkpoints import MissingCheckpointError
-    from transformer_lib.pipeline.pretrained import Translator, load_pretrained
-
-    try:
-        return load_pretrained()
-    except MissingCheckpointError:
-        from transformer_lib import Transformer, TransformerConfig
-        from transformer_lib.pipeline.tokenizer import Tokenizer
-
-        tok = Tokenizer.load()
-        torch.manual_seed(0)
-        return Translator(Transformer(TransformerConfig.tiny(tok.vocab_size)), tok)
-
-
-def _stacks(w) -> list:
-    found = [w] if isinstance(w, widgets.Stack) else []
-    for child in getattr(w, "children", ()):
-        found += _stacks(child)
-    return found
-
-
-def _images(w) -> list:
-    found = [w] if isinstance(w, widgets.Image) else []
-    for child in getattr(w, "children", ()):
-        found += _images(child)
-    return found
+    return shipped_or_random_translator()
 
 
 @pytest.mark.parametrize("beam_size,alpha", [(1, 0.6), (2, 0.0), (4, 0.6), (4, 1.0)])
@@ -83,11 +57,11 @@ def test_beam_steps_match_the_search(translator, beam_size, alpha):
 def test_static_explorer_frames_switch_in_the_browser(translator):
     box = beam_explorer(translator, SENTENCE, static=True)
     assert box.frame_count == len(BEAM_SIZES) * len(LENGTH_PENALTIES) <= 36
-    pngs = [bytes(image.value) for image in _images(box)]
+    pngs = [bytes(image.value) for image in find_widgets(box, widgets.Image)]
     assert len(pngs) == box.frame_count
     assert all(png.startswith(PNG_MAGIC) for png in pngs)
     assert len(set(pngs)) == len(pngs), "every (k, α) frame should differ"
-    stacks = _stacks(box)
+    stacks = find_widgets(box, widgets.Stack)
     links = [link for link in box.links if isinstance(link, Link)]
     assert len(links) == len(stacks) == 1 + len(BEAM_SIZES)
     outer = box.stack

@@ -13,11 +13,11 @@ import subprocess
 import sys
 
 import pytest
-import torch
 
 widgets = pytest.importorskip("ipywidgets")
 
 from ipywidgets.widgets.widget_link import Link  # noqa: E402
+from widget_tree import find_widgets, shipped_or_random_translator  # noqa: E402
 
 from transformer_lib.views import explorers  # noqa: E402
 from transformer_lib.views.explorers import (  # noqa: E402
@@ -34,30 +34,10 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 @pytest.fixture(scope="module")
 def translator():
-    """The shipped translator; before it exists, a tiny random model with the shipped tokenizer."""
-    from transformer_lib.pipeline.checkpoints import MissingCheckpointError
-    from transformer_lib.pipeline.pretrained import Translator, load_pretrained
-
-    try:
-        return load_pretrained()
-    except MissingCheckpointError:
-        from transformer_lib import Transformer, TransformerConfig
-        from transformer_lib.pipeline.tokenizer import Tokenizer
-
-        tok = Tokenizer.load()
-        torch.manual_seed(0)
-        return Translator(Transformer(TransformerConfig.tiny(tok.vocab_size)), tok)
+    return shipped_or_random_translator()
 
 
 # --------------------------------------------------------------------------- helpers
-def _stacks(w) -> list:
-    """Every Stack widget under ``w``."""
-    found = [w] if isinstance(w, widgets.Stack) else []
-    for child in getattr(w, "children", ()):
-        found += _stacks(child)
-    return found
-
-
 def _frames(stack) -> list[bytes]:
     """The PNG bytes of every leaf frame under a (nested) Stack, in order."""
     out = []
@@ -68,7 +48,7 @@ def _frames(stack) -> list[bytes]:
 
 def _check_static(box, n_expected: int | None = None) -> list[bytes]:
     assert "static-explorer" in box._dom_classes
-    stacks = _stacks(box)
+    stacks = find_widgets(box, widgets.Stack)
     assert box.stack is stacks[0]
     frames = _frames(box.stack)
     assert len(frames) == box.frame_count
