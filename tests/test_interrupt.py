@@ -264,6 +264,7 @@ def test_sigkill_then_ctrl_c_then_resume(tmp_path):
     # written every 0.3 s (and every step): seconds old at most, even on a busy machine
     assert killed_at - (out / "checkpoint.pt").stat().st_mtime < 60
     (out / ".checkpoint.pt.tmp-999999").write_bytes(b"left by a killed run")
+    logged_when_killed = _logged_step(out)
 
     # Resume in a new process (no flags: the run's own settings), then press Ctrl-C.
     log2 = tmp_path / "second.txt"
@@ -272,7 +273,9 @@ def test_sigkill_then_ctrl_c_then_resume(tmp_path):
             _train_command(out, corpus, "--resume", "--max-steps", "100000"),
             cwd=REPO_ROOT, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        _wait_for(lambda: _logged_step(out) > step_killed + 2, proc, "the resumed run's steps")
+        # The killed run's log may already be ahead of its checkpoint: wait past both.
+        seen = max(step_killed, logged_when_killed)
+        _wait_for(lambda: _logged_step(out) > seen + 2, proc, "the resumed run's steps")
         assert ".checkpoint.pt.tmp-999999" not in os.listdir(out)  # removed at the start
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=300)
