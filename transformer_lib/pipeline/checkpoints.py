@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -176,14 +177,23 @@ def average_checkpoints(
     return averaged
 
 
-def _save_atomic(obj: dict[str, Any], path: Path) -> None:
+def write_atomically(path: Path, write: Callable[[Path], Any]) -> None:
+    """Run ``write(tmp)`` on a temporary file beside ``path``, then rename it into place.
+
+    A reader (or a run killed half-way) sees the old file or the new one, never half of
+    one; the temporary ``.NAME.tmp-PID`` is removed even when ``write`` fails.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        torch.save(obj, tmp)
+        write(tmp)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _save_atomic(obj: dict[str, Any], path: Path) -> None:
+    write_atomically(path, lambda tmp: torch.save(obj, tmp))
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict:

@@ -28,7 +28,7 @@ from torch import nn
 from ..components.decoder_only import build_model, model_config_dict
 from ..components.model import Transformer
 from .batching import batch_indices
-from .checkpoints import CheckpointError, load_checkpoint, save_checkpoint
+from .checkpoints import CheckpointError, load_checkpoint, save_checkpoint, write_atomically
 from .distributed import (
     agree,
     autocast,
@@ -483,13 +483,7 @@ def step_checkpoints(run_dir: str | os.PathLike) -> list[Path]:
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomically(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def _remove_stale_temporaries(out_dir: Path | None) -> None:
