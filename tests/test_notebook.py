@@ -26,17 +26,17 @@ def test_show_source_html_fits_the_page_without_changing_the_code():
     assert isinstance(listing, Code) and repr(listing) == listing.data  # plain text: the source
     html = listing._repr_html_()
     lines = listing.data.splitlines()
-    assert max(len(line) for line in lines) > 76  # long enough to need fitting
+    assert max(len(line) for line in lines) > 80  # long enough to need fitting
     assert "white-space:pre-wrap" in html  # long lines wrap instead of scrolling
     rows = re.findall(r'<span style="display:block;padding-left:(\d+)ch;text-indent:-\1ch">', html)
     assert len(rows) == len(lines)
     indents = [len(line) - len(line.lstrip(" ")) + 4 for line in lines]
     assert [int(r) for r in rows] == indents  # a wrapped line hangs under its own indent
-    size = float(re.search(r"font-size:(\d+)%", html).group(1))
-    assert 86 <= size < 100  # drawn a little smaller, never below 86 %
+    size = float(re.search(r"font-size:([\d.]+)px", html).group(1))
+    assert 13 * 0.86 <= size < 13  # drawn a little smaller than 13 px, never below 86 %
     short = show_source(MultiHeadAttention.forward, start="q, k, v =", stop="if mask")
     short = short._repr_html_()
-    assert "font-size:100%" in short  # short listings keep the normal size
+    assert "font-size:13.0px" in short  # short listings keep the normal size
 
 
 def test_setup_notebook_seeds_and_sets_threads():

@@ -6,9 +6,13 @@ import inspect
 import random
 import textwrap
 
-#: Characters of code that fit across the book's text column at full size (a 1280-pixel
-#: window); longer listings are drawn smaller, down to :data:`_SMALLEST_SCALE`.
-_COLUMN_CHARS = 76
+from .text_size import record_inline_figures
+
+#: Characters of code that fit across the book's text column at full size, 13 px
+#: (``_static/book.css``), in a 1280-pixel window; longer listings are drawn smaller,
+#: down to :data:`_SMALLEST_SCALE`.
+_CODE_PX = 13
+_COLUMN_CHARS = 80
 _SMALLEST_SCALE = 0.86
 
 
@@ -49,8 +53,8 @@ def _source_listing_class():
                 )
             style = f"<style>{formatter.get_style_defs('.source-listing')}</style>"
             return (
-                f'{style}<div class="source-listing highlight" '
-                f'style="font-size:{100 * scale:.0f}%"><pre style="white-space:pre-wrap;'
+                f'{style}<div class="source-listing highlight">'
+                f'<pre style="font-size:{_CODE_PX * scale:.1f}px;white-space:pre-wrap;'
                 f'overflow-wrap:anywhere;line-height:125%">{"".join(rows)}</pre></div>'
             )
 
@@ -109,6 +113,7 @@ def setup_notebook(seed: int = 0, threads: int = 1):
             "axes.labelsize": 11,
         }
     )
+    record_inline_figures()  # figures carry their smallest text size (browser test)
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 

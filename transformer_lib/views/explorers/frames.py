@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from ..text_size import recording_text_sizes, with_text_size
+
 __all__ = [
     "FRAME_DPI",
     "KERNEL_NOTE",
@@ -122,10 +124,11 @@ def _encode_png(rgb: np.ndarray, palette: bool) -> bytes:
 
 def _canvas_png(fig, palette: bool) -> bytes:
     """Draw ``fig`` and encode what is on its canvas (no second layout pass)."""
-    with _style():
+    with _style(), recording_text_sizes() as sizes:
         fig.canvas.draw()
     rgba = np.asarray(fig.canvas.buffer_rgba())
-    return _encode_png(np.ascontiguousarray(rgba[..., :3]), palette)
+    # The page's readability check reads the smallest text size back from the PNG.
+    return with_text_size(_encode_png(np.ascontiguousarray(rgba[..., :3]), palette), sizes)
 
 
 def figure_to_png(fig, dpi: int = FRAME_DPI, palette: bool = True) -> bytes:
@@ -236,21 +239,27 @@ def _static_explorer(
     linked: Sequence[Any],
     frames: list,
     note: str | None = None,
-    alt: str = "",
+    *,
+    alt: str,
 ):
     """Header, controls, optional note, then the frames selected by the ``linked`` controls.
 
-    ``alt`` describes what every frame shows, for readers who cannot see the images: it
-    follows them as text that screen readers read and the page does not show (the
-    widget images themselves take no ``alt``).
+    ``alt`` (required) describes what every frame shows, for readers who cannot see the
+    images: it follows them as text that the page does not show, and the book's
+    ``explorer-alt.js`` copies it into each frame's ``alt`` attribute (a widget image has
+    none of its own).
     """
     stack, links = _frame_stack(widgets, frames, linked, _image_layout(widgets))
     rows = [_header(widgets, title, description), *control_rows]
     if note:
         rows.append(widgets.HTML(_note(widgets, note)))
     rows.append(stack)
-    if alt:
-        rows.append(widgets.HTML(f"<span class='visually-hidden'>{html.escape(alt)}</span>"))
+    if not alt.strip():
+        raise ValueError(f"explorer {title!r}: describe its frames in alt= (for screen readers)")
+    # _static/explorer-alt.js copies this text into every frame's alt attribute.
+    rows.append(
+        widgets.HTML(f"<span class='visually-hidden explorer-alt'>{html.escape(alt)}</span>")
+    )
     box = widgets.VBox(rows)
     box.add_class("static-explorer")
     box.add_class("transformer-explorer")
