@@ -171,6 +171,9 @@ def head_ablation_explorer(
             [step],
             frames,
             note=KERNEL_NOTE.replace("Typing your own sentence", "Choosing your own heads"),
+            alt="Cross-attention heatmaps of every head for one sentence, with the chosen "
+            "heads hatched as switched off, and the translation with those heads off "
+            "compared word by word to the full model's translation.",
         )
         # The menu selects the same frames as the slider (both tied to the one stack).
         box.links.append(widgets.jslink((menu, "index"), (box.stack, "selected_index")))

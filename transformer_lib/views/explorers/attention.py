@@ -123,6 +123,9 @@ def attention_explorer(
             [example, kind, layer],
             frames,
             note=KERNEL_NOTE,
+            alt="Attention heatmaps of the trained model for the chosen sentence, one panel "
+            "per head of the chosen layer and kind of attention: rows are query tokens, "
+            "columns key tokens, and brighter cells carry more weight (0 to 1).",
         )
 
     head = widgets.Dropdown(

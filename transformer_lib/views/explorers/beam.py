@@ -173,6 +173,10 @@ def beam_explorer(translator, english: str, *, static: bool | None = None):
             {"beam": beam, "alpha": alpha},
             [beam, alpha],
             frames,
+            alt="A tree of the German hypotheses beam search keeps after each step for one "
+            "English sentence, each node a token with its cumulative log-probability, and "
+            "below it the finished translations with the length-normalised scores that "
+            "rank them.",
         )
     sentence = widgets.Text(value=english, description="English", continuous_update=False)
     memo = _LayoutMemo()

@@ -103,6 +103,9 @@ def lr_schedule_explorer(*, static: bool | None = None):
             {"d_model": dm, "warmup": wu},
             [dm, wu],
             frames,
+            alt="Line plot of the learning rate against the training step for the chosen "
+            "d_model and warm-up: it rises linearly during warm-up, peaks at step = "
+            "warm-up, then falls as one over the square root of the step.",
         )
     dm = widgets.Dropdown(
         options=[64, 128, 256, 512, 1024],

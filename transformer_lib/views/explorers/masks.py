@@ -104,7 +104,16 @@ def mask_explorer(batch: Sequence[Sequence[str]] = MASK_BATCH, *, static: bool |
             for p in (0, 1)
         ]
         return _static_explorer(
-            widgets, title, description, rows, controls, [pad, causal, row], frames
+            widgets,
+            title,
+            description,
+            rows,
+            controls,
+            [pad, causal, row],
+            frames,
+            alt="For one sentence of a padded batch: left, the boolean mask with the cells "
+            "that may attend marked; right, the attention weights it allows. Rows are "
+            "queries, columns keys; blocked cells get weight 0.",
         )
     row.continuous_update = False
 

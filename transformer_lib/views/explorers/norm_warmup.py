@@ -256,6 +256,9 @@ def norm_warmup_explorer(runs: dict[str, Any] | None = None, *, static: bool | N
         frames,
         note="Stored runs (scripts/norm_warmup_runs.py); train other settings with "
         "train_reverser in a live notebook.",
+        alt="Two panels of training-loss curves against the step, post-LN on the left and "
+        "pre-LN on the right, one line per seed, for the chosen learning rate with or "
+        "without warm-up.",
     )
 
 

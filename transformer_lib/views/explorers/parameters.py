@@ -220,6 +220,9 @@ def parameter_explorer(*, static: bool | None = None):
             [change, sharing],
             frames,
             note="Precomputed; in a live notebook every knob can be set freely.",
+            alt="Horizontal bars of the parameter count of each part of the model "
+            "(embeddings, attention, feed-forward, layer norms, output) in millions, with "
+            "each part's share of the total, for the chosen configuration.",
         )
     d_model = widgets.Dropdown(options=[128, 256, 512, 768, 1024], value=512, description="d_model")
     heads = widgets.Dropdown(options=[1, 2, 4, 8, 16, 32], value=8, description="heads")

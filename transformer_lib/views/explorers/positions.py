@@ -125,6 +125,9 @@ def positional_encoding_explorer(
             {"d_model": dm, "fraction": frac},
             [dm, frac],
             frames,
+            alt="The sinusoidal positional encoding for the chosen d_model as a heatmap, "
+            "positions down and dimensions across, with the chosen sine/cosine column "
+            "pair plotted against the position beside it and its wavelength.",
         )
     dm = widgets.Dropdown(
         options=[16, 32, 64, 128, 256, 512],

@@ -241,6 +241,9 @@ def sampling_explorer(
             {"temperature": temperature, "top_k": top_k},
             [temperature, top_k],
             frames,
+            alt="Bars of the decoder-only model's next-token probabilities after the prompt "
+            "at the chosen temperature, tokens outside the top-k shown as cut, and three "
+            "seeded samples drawn with the same settings.",
         )
     temperature = widgets.FloatLogSlider(
         value=1.0,

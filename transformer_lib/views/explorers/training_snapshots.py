@@ -438,7 +438,16 @@ def training_snapshots_explorer(
             for i in range(len(sources))
         ]
         return _static_explorer(
-            widgets, title, description, [example, step], controls, [example, step], frames
+            widgets,
+            title,
+            description,
+            [example, step],
+            controls,
+            [example, step],
+            frames,
+            alt="A cross-attention heatmap of the shipped model for the chosen sentence at "
+            "the chosen training step: rows are the German tokens written, columns the "
+            "English tokens read.",
         )
 
     def draw() -> tuple[bytes, str]:
