@@ -309,6 +309,11 @@ def _check_tokens(name, layers, query_tokens, key_tokens, query_name, key_name) 
 
 _REQUIRE_TAG = re.compile(r"<script\s+src=\"https?://[^\"]*require[^\"]*\"></script>", re.I)
 _REQUIRE_CONFIG = re.compile(r"require\.config\(\{.*?\}\);", re.S)
+_MODEL_VIEW_WIDTH = re.compile(r"const DIV_WIDTH = \d+;")
+_FIT_WIDTH = (
+    "const DIV_WIDTH = Math.min(970, (document.getElementById(params.root_div_id) || {})"
+    ".clientWidth || 970);"
+)
 _VIS_SCRIPT = re.compile(r"<script type=\"text/javascript\">\n(.*)\n</script>\s*$", re.S)
 
 
@@ -340,6 +345,14 @@ def _offline_html(html: str, view: str, offline: bool | None):
     body, vis_js = html[: match.start()], match.group(1)
     # The CDN paths given to require.config are not needed by the local stand-in below.
     vis_js = _REQUIRE_CONFIG.sub("", vis_js, count=1)
+    if view == "model":
+        # bertviz draws the model view 970 px wide, wider than a book page's text column:
+        # draw it as wide as the column it sits in instead (the thumbnails shrink).
+        vis_js, n_width = _MODEL_VIEW_WIDTH.subn(_FIT_WIDTH, vis_js)
+        if n_width != 1:
+            raise RuntimeError(
+                "bertviz's model view has an unexpected layout (no DIV_WIDTH); pin bertviz==1.4.1"
+            )
 
     sources = {name: _vendored(name) for name in _LIBRARIES}
     use_vendored = all(sources.values()) if offline is None else offline
