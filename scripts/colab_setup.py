@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TAG = "colab-setup"
 
 TEMPLATE = """\
-# Set-up (hidden in the book). In Colab: fetch the book's code and data, install it.
+# Set-up (hidden in the book).
+# In Colab: fetch the book's code and data, install it.
 import os
 import subprocess
 import sys
@@ -30,10 +31,10 @@ REPO_URL = "{url}"
 if "google.colab" in sys.modules:
     root = "/content/transformer-book"
     if not os.path.isdir(root):
-        subprocess.run(["git", "clone", "--depth", "1", REPO_URL, root], check=True)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "-e", root + "[widgets]"], check=True
-    )
+        clone = ["git", "clone", "--depth", "1", REPO_URL, root]
+        subprocess.run(clone, check=True)
+    pip = [sys.executable, "-m", "pip", "install", "-q"]
+    subprocess.run([*pip, "-e", root + "[widgets]"], check=True)
     from google.colab import output
 
     output.enable_custom_widget_manager()

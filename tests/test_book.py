@@ -7,6 +7,7 @@ still marked as a placeholder (class ``chapter-placeholder``) fails the figure c
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from book_pages import BOOK_DIR, HTML_DIR, toc_pages  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+EXECUTED = HTML_DIR.parent / "jupyter_execute"  # the notebooks as the build ran them
 PLACEHOLDER_MARK = "chapter-placeholder"
 
 
@@ -125,3 +127,51 @@ def test_live_translator_on_the_first_page_and_in_chapter_11():
     generated = HTML_DIR / "_static" / "live" / "generated"
     for name in ("model.js", "ort-wasm.js", "ort-loader.js", "tokenizers.js"):
         assert (generated / name).is_file(), f"{name} missing: `make book` writes it"
+
+
+def test_the_book_runs_chapters_outside_the_repository():
+    """Chapters execute in a fresh temporary folder (as in Colab, where the working
+    directory is not the repository), so no chapter may rely on relative paths."""
+    import yaml
+
+    config = yaml.safe_load((BOOK_DIR / "_config.yml").read_text(encoding="utf-8"))
+    assert config["execute"]["run_in_temp"] is True
+    assert config["execute"]["allow_errors"] is False
+
+
+@built
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_ran_top_to_bottom_like_run_all(chapter):
+    """The book build is each chapter's "Run all": every code cell ran, in order, with the
+    reader's unanswered exercise stubs, and none raised; each stub's check says that it
+    is not attempted yet, and each hidden solution's check passes."""
+    path = EXECUTED / f"{chapter}.ipynb"
+    if not path.is_file():
+        pytest.skip(f"{path} missing: run `make book`")
+    code = [
+        c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"
+    ]
+    counts = [c.get("execution_count") for c in code]
+    assert None not in counts, (
+        f"{chapter}: cells {[i for i, n in enumerate(counts) if n is None]} never ran"
+    )
+    assert counts == sorted(counts), f"{chapter}: cells ran out of order"
+
+    def text(cell) -> str:
+        out = []
+        for o in cell.get("outputs", []):
+            if o.get("output_type") == "error":
+                out.append(f"ERROR {o.get('ename')}: {o.get('evalue')}")
+            out.append("".join(o.get("text", "")))
+            out.append("".join(o.get("data", {}).get("text/plain", "")))
+        return "\n".join(out)
+
+    errors = [text(c) for c in code if "ERROR " in text(c)]
+    assert not errors, f"{chapter}: cells raised:\n" + "\n".join(errors)
+    stubs = [c for c in code if "exercise-stub" in c["metadata"].get("tags", [])]
+    assert stubs, f"{chapter}: no exercise stub was run"
+    for stub in stubs:
+        assert "not attempted yet" in text(stub), (stub["source"], text(stub))
+    solutions = [c for c in code if "hide-cell" in c["metadata"].get("tags", [])]
+    for solution in solutions:
+        assert "not attempted yet" not in text(solution), solution["source"]

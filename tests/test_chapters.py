@@ -56,8 +56,14 @@ def test_learning_goals_and_checked_exercises(path):
     assert "Learning goals" in text
     assert "Exercise" in text
     code = [c for c in cells(path) if c["cell_type"] == "code"]
-    assert any("skip-execution" in tags(c) for c in code), "no cell left for the reader's answer"
+    stubs = [c for c in code if "exercise-stub" in tags(c)]
+    assert stubs, "no cell left for the reader's answer (tag: exercise-stub)"
+    for stub in stubs:
+        assert "raise NotImplementedError" in "".join(stub["source"]), stub["source"]
     assert any("hide-cell" in tags(c) for c in code), "no hidden, executed solution"
+    # The book runs every cell, stubs included, exactly as "Run all" in Colab does.
+    skipped = [i for i, c in enumerate(cells(path)) if "skip-execution" in tags(c)]
+    assert not skipped, f"{path.name}: cells {skipped} are skipped when the book is built"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
