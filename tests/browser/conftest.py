@@ -125,11 +125,35 @@ def browser_context(book_server):
                 route.abort()
 
         context.route("**/*", guard)
+        context.add_init_script(CANVAS_TEXT_RECORDER)
         try:
             yield context
         finally:
             context.close()
             shutil.rmtree(profile, ignore_errors=True)
+
+
+# Canvas text cannot be measured after it is drawn: record the size of every string a
+# page draws on a canvas in the canvas's own pixels (font size x the scale of the
+# transform), smallest per canvas. The test multiplies by how the page shows the canvas.
+CANVAS_TEXT_RECORDER = """
+(() => {
+  const sizes = new Map();
+  window.__canvasTextPx = sizes;
+  for (const name of ["fillText", "strokeText"]) {
+    const draw = CanvasRenderingContext2D.prototype[name];
+    CanvasRenderingContext2D.prototype[name] = function (text, ...rest) {
+      const match = /([0-9.]+)px/.exec(this.font);
+      if (match && String(text).trim()) {
+        const m = this.getTransform();
+        const px = parseFloat(match[1]) * Math.hypot(m.a, m.b);
+        sizes.set(this.canvas, Math.min(sizes.get(this.canvas) ?? Infinity, px));
+      }
+      return draw.call(this, text, ...rest);
+    };
+  }
+})();
+"""
 
 
 def _is_local(url: str) -> bool:
