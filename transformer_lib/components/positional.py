@@ -4,7 +4,8 @@
     PE(pos, 2i+1) = cos(pos / 10000^(2i / d_model))
 
 Each sin/cos pair turns at its own frequency 1 / 10000^(2i/d_model): from one turn per
-2π positions (i = 0) down to one turn per 10000·2π positions.
+2π positions (i = 0) to one turn per 2π·10000^((d_model−2)/d_model) positions for the last
+pair (about 54,400 for d_model = 128); 2π·10000 is only the limit as d_model grows.
 """
 
 from __future__ import annotations

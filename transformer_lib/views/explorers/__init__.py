@@ -26,9 +26,15 @@ Chapter                                     Explorer (module)
 5 Positional encoding                       :func:`positional_encoding_explorer`
                                             (``positions``)
 6 Masks                                     :func:`mask_explorer` (``masks``)
-9 Training                                  :func:`lr_schedule_explorer` (``lr_schedule``)
+7 Feed-forward and layer norm               :func:`norm_warmup_explorer` (``norm_warmup``)
+8 The encoder–decoder                       :func:`parameter_explorer` (``parameters``)
+9 Training                                  :func:`lr_schedule_explorer` (``lr_schedule``),
+                                            :func:`training_snapshots_explorer`
+                                            (``training_snapshots``)
+10 Decoding and evaluation                  :func:`beam_explorer` (``beam``)
 11 Inside the trained model                 :func:`attention_explorer` (``attention``),
                                             :func:`head_ablation_explorer` (``ablation``)
+12 Decoder-only                             :func:`sampling_explorer` (``sampling``)
 ==========================================  ==========================================
 
 The explorers of chapters 4 and 11 share ``model_runs`` (a sentence through the model, heads
@@ -51,6 +57,7 @@ maps.
 
 from .ablation import head_ablation_explorer
 from .attention import attention_explorer
+from .beam import beam_explorer
 from .bpe_merges import bpe_merges_explorer
 from .embedding_scale import embedding_scale_explorer
 from .frames import KERNEL_NOTE, STATIC_ENV_VAR, figure_to_png, static_mode
@@ -59,14 +66,19 @@ from .layer_cost import layer_cost_explorer
 from .lr_schedule import lr_schedule_explorer
 from .masks import mask_explorer
 from .model_runs import EXAMPLE_SENTENCES
+from .norm_warmup import norm_warmup_explorer
+from .parameters import parameter_explorer
 from .positions import positional_encoding_explorer
+from .sampling import sampling_explorer
 from .temperature import temperature_explorer
+from .training_snapshots import training_snapshots_explorer
 
 __all__ = [
     "EXAMPLE_SENTENCES",
     "KERNEL_NOTE",
     "STATIC_ENV_VAR",
     "attention_explorer",
+    "beam_explorer",
     "bpe_merges_explorer",
     "embedding_scale_explorer",
     "figure_to_png",
@@ -75,7 +87,11 @@ __all__ = [
     "layer_cost_explorer",
     "lr_schedule_explorer",
     "mask_explorer",
+    "norm_warmup_explorer",
+    "parameter_explorer",
     "positional_encoding_explorer",
+    "sampling_explorer",
     "static_mode",
     "temperature_explorer",
+    "training_snapshots_explorer",
 ]
