@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -78,3 +79,13 @@ def test_chapters_do_not_redefine_library_components(path):
         tree = ast.parse("\n".join(lines))
         defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
         assert not defined & public, f"{path.name} redefines {sorted(defined & public)}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_exercise_check_tolerates_an_unattempted_stub(path):
+    """A check that is not an ``@exercise`` would stop "Run all" at the first stub."""
+    bare = []
+    for cell in cells(path):
+        source = "".join(cell["source"])
+        bare += re.findall(r"^(?<!@exercise\n)def (check_\w+)", source, re.M)
+    assert not bare, f"{path.name}: checks without @exercise: {bare}"
