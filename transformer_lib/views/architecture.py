@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.patches import Circle, FancyBboxPatch
+from matplotlib.patches import Ellipse, FancyBboxPatch
 
 from .style import _figure_and_axes, _styled
 
@@ -86,11 +86,20 @@ def _path(ax: Axes, points: Sequence[tuple[float, float]], arrow: bool = True) -
         )
 
 
-def _positional_glyph(ax: Axes, x: float, y: float, r: float = 0.32) -> None:
-    ax.add_patch(Circle((x, y), r, facecolor="white", edgecolor=_LINE, linewidth=1.3, zorder=3))
+def _circle(ax: Axes, x: float, y: float, r: float, sx: float) -> None:
+    """A circle of radius ``r`` (in y units) on axes whose x units are drawn ``sx`` as wide."""
+    ax.add_patch(
+        Ellipse(
+            (x, y), 2 * r / sx, 2 * r, facecolor="white", edgecolor=_LINE, linewidth=1.3, zorder=3
+        )
+    )
+
+
+def _positional_glyph(ax: Axes, x: float, y: float, r: float = 0.32, sx: float = 1.0) -> None:
+    _circle(ax, x, y, r, sx)
     t = np.linspace(-1, 1, 50)
     ax.plot(
-        x + 0.8 * r * t,
+        x + 0.8 * r * t / sx,
         y + 0.45 * r * np.sin(np.pi * t * 1.5),
         color=_LINE,
         linewidth=1.2,
@@ -98,9 +107,9 @@ def _positional_glyph(ax: Axes, x: float, y: float, r: float = 0.32) -> None:
     )
 
 
-def _plus(ax: Axes, x: float, y: float, r: float = 0.26) -> None:
-    ax.add_patch(Circle((x, y), r, facecolor="white", edgecolor=_LINE, linewidth=1.3, zorder=3))
-    ax.plot([x - 0.6 * r, x + 0.6 * r], [y, y], color=_LINE, linewidth=1.3, zorder=4)
+def _plus(ax: Axes, x: float, y: float, r: float = 0.26, sx: float = 1.0) -> None:
+    _circle(ax, x, y, r, sx)
+    ax.plot([x - 0.6 * r / sx, x + 0.6 * r / sx], [y, y], color=_LINE, linewidth=1.3, zorder=4)
     ax.plot([x, x], [y - 0.6 * r, y + 0.6 * r], color=_LINE, linewidth=1.3, zorder=4)
 
 
@@ -109,6 +118,8 @@ def plot_architecture(
     n_layers_label: str = "N×",
     ax: Axes | None = None,
     title: str = "The Transformer: encoder (left) and decoder (right)",
+    *,
+    compact: bool = False,
 ) -> Figure:
     """The Transformer's architecture diagram (the paper's Figure 1), drawn from patches.
 
@@ -120,10 +131,14 @@ def plot_architecture(
 
     Args:
         n_layers_label: label for the repeated layers, e.g. ``"N×"`` or ``"6×"``.
+        compact: draw the diagram three quarters as wide (the text keeps its size), so
+            that the figure is under 6.7 inches wide and a page column shows it
+            unshrunk. By default it is 8.6 inches wide.
     """
-    fig, ax = _figure_and_axes(ax, (8.6, 9.3))
+    sx = 0.75 if compact else 1.0  # width on the page of one x unit, in y units
+    fig, ax = _figure_and_axes(ax, (6.6 if compact else 8.6, 9.3))
     ax.set_xlim(-0.9, 16.9)
-    ax.set_aspect("equal")
+    ax.set_aspect(1 / sx)
     ax.axis("off")
     ax.set_title(title, fontsize=13, pad=10)
 
@@ -138,12 +153,12 @@ def plot_architecture(
         _path(ax, [(xc, 0.95 if "\n" not in caption else 1.05), (xc, 1.6)])
         _box(ax, xc, 2.1, w, 1.0, label, "embedding")
         _path(ax, [(xc, 2.6), (xc, 3.24)])
-        _plus(ax, xc, 3.5)
+        _plus(ax, xc, 3.5, sx=sx)
         gx = xc + side * 1.35
-        _positional_glyph(ax, gx, 3.5)
-        _path(ax, [(gx - side * 0.32, 3.5), (xc + side * 0.26, 3.5)])
+        _positional_glyph(ax, gx, 3.5, sx=sx)
+        _path(ax, [(gx - side * 0.32 / sx, 3.5), (xc + side * 0.26 / sx, 3.5)])
         ax.text(
-            gx + side * 0.5,
+            gx + side * 0.5 / sx,
             3.5,
             "Positional\nEncoding",
             ha="left" if side > 0 else "right",

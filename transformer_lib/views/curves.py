@@ -172,12 +172,15 @@ def plot_recurrence_vs_attention(
     for col, (ax, name, ylabel) in enumerate(panels):
         for label, kind, *values in series:
             style = LAYER_STYLES[kind]
+            # Where the dashed convolution line lies on self-attention's (at 1), a wider
+            # self-attention line underneath keeps both visible.
+            wide = include_convolution and kind == "self-attention" and col == 0
             ax.plot(
                 n,
                 values[col],
                 color=style["color"],
                 linestyle=style["linestyle"],
-                linewidth=2.2,
+                linewidth=4.5 if wide else 2.2,
                 label=label,
             )
         ax.set_xscale("log")
@@ -188,6 +191,17 @@ def plot_recurrence_vs_attention(
         ax.grid(alpha=0.3, which="major")
         ax.yaxis.set_major_locator(LogLocator(base=10, numticks=5 if col < 2 else 8))
         ax.xaxis.set_major_locator(LogLocator(base=10, numticks=5))
+    if include_convolution:
+        axes[0, 0].annotate(
+            "self-attention and\nconvolution: both 1",
+            xy=(n[-1], 1.0),
+            xytext=(0, 8),
+            textcoords="offset points",
+            ha="right",
+            va="bottom",
+            fontsize=10,
+            color="#444444",
+        )
     bottom.axvline(d, color="#666666", linestyle=":", linewidth=1.2)
     bottom.annotate(
         f"n = d = {d_model}",

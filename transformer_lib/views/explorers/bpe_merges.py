@@ -210,7 +210,7 @@ def bpe_merges_explorer(
     sentences = [s for s in sentences if isinstance(s, str) and s.strip()]
     if not sentences:
         raise ValueError("bpe_merges_explorer needs at least one sentence")
-    title = "Byte-pair encoding, one merge at a time"
+    title = "Byte-pair encoding, as the merges add up"
     text = widgets.Text(
         description="sentence",
         layout=widgets.Layout(width="95%"),
@@ -231,7 +231,9 @@ def bpe_merges_explorer(
         return _static_explorer(
             widgets,
             title,
-            "Slide from single characters (0 merges) to the book's tokenizer (all merges).",
+            f"The slider stops at {len(counts)} of the {replay.n_merges + 1:,} stages: from "
+            f"single characters (0 merges) to the book's tokenizer (all {replay.n_merges:,} "
+            "merges). A live notebook steps through every merge.",
             [merges, text],
             {"merges": merges, "sentence": text},
             [merges],

@@ -64,10 +64,10 @@ def _scale_figure(model, tokens: Sequence[str], ids: Sequence[int], scale: bool,
     labels = [f"{_label_text(t)} {i}" for i, t in enumerate(tokens)]
     s_text = f"× √d_model = {math.sqrt(d_model):.3g}" if scale else "× 1 (no scale)"
     with _style():
-        fig = _figure((8.4, 4.6), layout="constrained")
+        fig = _figure((8.4, 5.0), layout="constrained")
         ax0, ax1 = fig.subplots(1, 2, width_ratios=[1.7, 1])
         im = ax0.imshow(sim, cmap=DIVERGING_CMAP, vmin=-1, vmax=1, interpolation="nearest")
-        fs = 10 if n <= 14 else 9
+        fs = 12 if n <= 14 else 10.5  # 12 pt at FRAME_DPI 80: 13 px on the page
         ax0.set_xticks(np.arange(n), labels, rotation=60, ha="right", rotation_mode="anchor")
         ax0.set_yticks(np.arange(n), labels)
         ax0.tick_params(labelsize=fs)

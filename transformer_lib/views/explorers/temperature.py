@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -18,16 +17,24 @@ from .frames import (
     figure_to_png,
 )
 
-__all__ = ["TEMPERATURE_TOKENS", "temperature_explorer"]
+__all__ = ["temperature_explorer"]
 
 
-TEMPERATURE_TOKENS = ("The", "cat", "sat", "on", "the", "mat")
 _STATIC_TAUS = (1, 2, 4, 8, 16, 32, 64)
 
 
-def _plain(text: str) -> str:
-    """User text for a matplotlib label: ``$`` would start mathtext."""
-    return text.replace("$", r"\$")
+def _labels(n: int) -> tuple[list[str], list[str]]:
+    """Neutral names for random vectors: queries ``q1 … qn`` and keys ``k1 … kn``."""
+    return [f"q{i}" for i in range(1, n + 1)], [f"k{i}" for i in range(1, n + 1)]
+
+
+def _tau_note(tau: float, d_k: int) -> str:
+    """What a temperature stands for: τ = 1 is the unscaled softmax, τ = √d_k the paper's."""
+    if math.isclose(tau, 1.0):
+        return " (unscaled)"
+    if math.isclose(tau, math.sqrt(d_k)):
+        return " = √d_k, the paper's scaling"
+    return ""
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -43,39 +50,40 @@ def _temperature_scores(n: int, d_k: int, seed: int) -> np.ndarray:
     return q @ k.T  # (n, n)
 
 
-def _temperature_figure(tokens: Sequence[str], d_k: int, tau: float, seed: int):
+def _temperature_figure(n: int, d_k: int, tau: float, seed: int):
     from ..attention_maps import plot_attention
     from ..style import OKABE_ITO
 
-    n = len(tokens)
+    queries, keys = _labels(n)
     weights = _softmax(_temperature_scores(n, d_k, seed) / tau)
     entropy = -(weights * np.log2(np.clip(weights, 1e-12, None))).sum(-1)
     with _style():
-        fig = _figure((9.4, 4.3), layout="constrained")
+        fig = _figure((8.6, 4.3), layout="constrained")  # 688 px at FRAME_DPI
         ax0, ax1 = fig.subplots(1, 2, width_ratios=[1.55, 1])
-        marker = " = √d_k, the paper's scaling" if math.isclose(tau, math.sqrt(d_k)) else ""
         plot_attention(
             weights,
-            tokens,
-            tokens,
+            queries,
+            keys,
             ax=ax0,
             annotate=True,
-            title=f"softmax(q·k / τ) with τ = {tau:g}{marker}",
+            title=f"softmax(q·k / τ) with τ = {tau:g}{_tau_note(tau, d_k)}",
         )
         ax1.barh(np.arange(n), entropy, color=OKABE_ITO[0], height=0.6)
         uniform = math.log2(n)
         ax1.axvline(uniform, color="#666666", linestyle="--", linewidth=1.2)
-        ax1.set_xlim(0, uniform * 1.05)
+        # No row's entropy exceeds the uniform one: the strip right of the line stays
+        # free for its label, whatever τ.
+        ax1.set_xlim(0, uniform * 1.2)
         ax1.set_ylim(n - 0.5, -0.5)  # same row order as the heatmap
-        ax1.set_yticks(np.arange(n), [_plain(t) for t in tokens])
+        ax1.set_yticks(np.arange(n), queries)
         ax1.text(
-            uniform,
-            -0.45,
-            "uniform ",
-            ha="right",
-            va="top",
+            uniform * 1.1,
+            (n - 1) / 2,
+            f"uniform: {uniform:.2f} bits",
+            ha="center",
+            va="center",
             rotation=90,
-            fontsize=9,
+            fontsize=10,
             color="#444444",
         )
         ax1.set_xlabel("entropy of the row (bits)")
@@ -83,14 +91,14 @@ def _temperature_figure(tokens: Sequence[str], d_k: int, tau: float, seed: int):
         ax1.set_title(f"Spread of each row: mean {entropy.mean():.2f} bits")
         ax1.grid(axis="x", alpha=0.3)
         fig.suptitle(
-            f"Random queries and keys, d_k = {d_k}: raw scores q·k have std ≈ √d_k = "
+            f"{n} random queries and keys, d_k = {d_k}: raw scores q·k have std ≈ √d_k = "
             f"{math.sqrt(d_k):.3g}"
         )
     return fig
 
 
 def temperature_explorer(
-    tokens: Sequence[str] = TEMPERATURE_TOKENS,
+    n: int = 6,
     d_k: int = 64,
     *,
     seed: int = 0,
@@ -99,12 +107,13 @@ def temperature_explorer(
     """Softmax temperature: how dividing the scores by τ sharpens or flattens attention.
 
     Chapter 3. The scores are dot products of random ``d_k``-dimensional queries and keys
-    (std ≈ √d_k); the weights are ``softmax(scores / τ)``. τ = √d_k is the paper's
-    scaling (§3.2.1); τ → 0 gives a one-hot arg-max, τ → ∞ a uniform average. The right
-    panel shows each row's entropy in bits.
+    (std ≈ √d_k); the weights are ``softmax(scores / τ)``. τ = 1 is the unscaled softmax,
+    τ = √d_k the paper's scaling (§3.2.1); τ → 0 gives a one-hot arg-max, τ → ∞ a
+    uniform average. The right panel shows each row's entropy in bits. The vectors are
+    random, not words, so the rows and columns are named ``q1 … qn`` and ``k1 … kn``.
 
     Args:
-        tokens: the token names (rows = queries, columns = keys).
+        n: the number of queries and of keys.
         d_k: key width; the static version uses it throughout.
         seed: seed of the random queries and keys.
         static: force the precomputed (True) or the live (False) version; default
@@ -115,14 +124,17 @@ def temperature_explorer(
         Static: a τ slider over 1, 2, 4, ..., 64 (seven frames).
     """
     widgets = _widgets()
-    tokens = [str(t) for t in tokens]
-    if len(tokens) < 2:
-        raise ValueError("temperature_explorer needs at least two tokens")
+    n = int(n)
+    if n < 2:
+        raise ValueError(f"temperature_explorer needs at least two queries and keys, got n={n}")
     title = "Softmax temperature"
     if _want_static(static):
         taus = list(_STATIC_TAUS)
         default = min(range(len(taus)), key=lambda i: abs(taus[i] - math.sqrt(d_k)))
-        labels = [f"{t:g} (√d_k)" if i == default else f"{t:g}" for i, t in enumerate(taus)]
+        labels = [
+            f"{t:g} (√d_k)" if i == default else f"{t:g} (unscaled)" if t == 1 else f"{t:g}"
+            for i, t in enumerate(taus)
+        ]
         tau = widgets.SelectionSlider(
             options=labels,
             index=default,
@@ -130,18 +142,20 @@ def temperature_explorer(
             continuous_update=True,
             layout=widgets.Layout(width="420px"),
         )
-        frames = [figure_to_png(_temperature_figure(tokens, d_k, t, seed)) for t in taus]
+        frames = [figure_to_png(_temperature_figure(n, d_k, t, seed)) for t in taus]
         return _static_explorer(
             widgets,
             title,
-            "Move the slider: divide the scores by τ before the softmax.",
+            "Move the slider: divide the scores of random queries and keys by τ before the "
+            "softmax (τ = 1: unscaled).",
             [tau],
             {"tau": tau},
             [tau],
             frames,
-            alt="Left: heatmap of softmax weights for six tokens, rows queries and columns "
-            "keys, at the chosen temperature. Right: bars of each row's entropy in bits, with "
-            "the uniform distribution's entropy as a dashed line.",
+            alt=f"Left: heatmap of softmax weights for {n} random queries q1 to q{n} (rows) "
+            f"and {n} random keys k1 to k{n} (columns) at the chosen temperature. Right: bars "
+            "of each row's entropy in bits, with the uniform distribution's entropy as a "
+            "dashed line.",
         )
     tau = widgets.FloatLogSlider(
         value=math.sqrt(d_k),
@@ -164,13 +178,14 @@ def temperature_explorer(
     memo = _LayoutMemo()
 
     def draw() -> tuple[bytes, str]:
-        fig = _temperature_figure(tokens, dk.value, tau.value, seed)
+        fig = _temperature_figure(n, dk.value, tau.value, seed)
         return memo.png(fig, key=dk.value), ""
 
     return _live_explorer(
         widgets,
         title,
-        "Divide the scores by τ before the softmax; change d_k to see why the paper picks √d_k.",
+        "Divide the scores of random queries and keys by τ before the softmax (τ = 1: "
+        "unscaled); change d_k to see why the paper picks √d_k.",
         [widgets.HBox([tau, dk])],
         {"tau": tau, "d_k": dk},
         draw,
