@@ -179,6 +179,64 @@ def test_positional_explorer_ends_at_the_last_pair():
         assert pair == d_model // 2 - 1, label
 
 
+def test_slider_pairs_are_the_frames_settings():
+    """Chapter 5 quotes the explorer's settings from slider_pairs: 3/4 comes before last."""
+    assert positions.slider_pairs(128)[-2:] == [("3/4", 48), ("last", 63)]
+    for d_model in positions._PE_SIZES:
+        pairs = positions.slider_pairs(d_model)
+        assert [label for label, _ in pairs] == [label for label, _ in positions._PE_FRACTIONS]
+        assert pairs[-1][1] == d_model // 2 - 1
+
+
+def test_wavelengths_are_written_as_in_the_chapter():
+    """54,410 in the legend and the frame's title, as in the prose; never 5.44e+04."""
+    fig = plot_sinusoids(_pe(50, 128), dims=[0, 126], stacked=False)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels[0].endswith("λ = 6.28") and labels[1].endswith("λ = 54,410")
+    frame = positions._pe_figure(128, 100, 63)
+    title = frame._suptitle.get_text()
+    legend = [t.get_text() for ax in frame.axes if ax.get_legend() for t in ax.get_legend().texts]
+    assert "54,410 positions" in title and legend[0].endswith("λ = 54,410")
+    assert not any("e+" in t for t in [*labels, *legend, title])
+
+
+def test_encoding_columns_are_dimensions_not_pairs():
+    """The paper's i counts sin/cos pairs, so the column axis is labelled dim, not i."""
+    ax = plot_positional_encoding(_pe(20, 16)).axes[0]
+    assert "dim" in ax.get_xlabel() and "PE(pos, dim)" in ax.figure.axes[1].get_ylabel()
+    assert "PE(pos, i)" not in ax.figure.axes[1].get_ylabel()
+
+
+def test_positional_frames_are_shown_at_full_size_with_large_text():
+    from transformer_lib.views.explorers.frames import figure_to_png
+    from transformer_lib.views.text_size import png_text_size
+
+    png = figure_to_png(positions._pe_figure(128, 100, 63))
+    assert int.from_bytes(png[16:20], "big") <= 688  # not shrunk by the page
+    assert png_text_size(png) >= 12
+
+
+# --------------------------------------------------------------------------- chapter 6
+def test_mask_grid_that_is_not_a_mask_gets_its_own_axes_and_legend():
+    """Fig. 6.5 plots output position against changed input token, not query against key."""
+    tokens = ["<bos>", "▁Danke", "."]
+    ax = plot_mask(
+        np.tril(np.ones((3, 3), bool)),
+        tokens,
+        tokens,
+        legend=("output changed", "unchanged"),
+        xlabel="decoder input token changed",
+        ylabel="output position",
+    ).axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("decoder input token changed", "output position")
+    assert [t.get_text() for t in ax.get_legend().texts] == ["output changed", "unchanged"]
+    default = plot_mask(np.tril(np.ones((3, 3), bool)), tokens, tokens).axes[0]
+    assert (default.get_xlabel(), default.get_ylabel()) == (
+        "key (attends to)",
+        "query (attends from)",
+    )
+
+
 # --------------------------------------------------------------------------- readability
 @pytest.mark.parametrize("which", ["positions", "masks", "parameters", "norm_warmup"])
 def test_explorer_frames_stay_readable_at_page_width(which, stored):
@@ -189,7 +247,7 @@ def test_explorer_frames_stay_readable_at_page_width(which, stored):
 
     fig = {
         "positions": lambda: positions._pe_figure(128, 100, 63),
-        "masks": lambda: masks._mask_figure(masks.MASK_BATCH, True, True, 1),
+        "masks": lambda: masks._mask_figure(masks.mask_batch(), True, True, 1),
         "parameters": lambda: parameters._breakdown_figure(TransformerConfig.base(37000), "base"),
         "norm_warmup": lambda: norm_warmup._curves_figure(stored, 3e-3, 50),
     }[which]()

@@ -41,6 +41,8 @@ def plot_mask(
     *,
     ax: Axes | None = None,
     legend: tuple[str, str] = ("True: may attend", "False: blocked"),
+    xlabel: str | None = None,
+    ylabel: str | None = None,
 ) -> Figure:
     """Draw a boolean attention mask: True = may attend (blue), False = blocked (grey) (ch. 6).
 
@@ -54,6 +56,8 @@ def plot_mask(
         query_tokens, key_tokens: labels for rows and columns.
         legend: the legend's labels for True (blue) and False (grey) cells; a grid of
             booleans that is not a mask (say, "changed" / "unchanged") gets its own.
+        xlabel, ylabel: axis labels for such a grid; default the mask's "key (attends
+            to)" and "query (attends from)".
     """
     func = "plot_mask"
     arr = _to_numpy(mask)
@@ -91,8 +95,12 @@ def plot_mask(
     _set_token_ticks(ax, x_labels, y_labels, fontsize)
     if x_labels is None or y_labels is None:
         _integer_ticks(ax)
-    ax.set_xlabel(_KEY_LABEL if x_labels is not None else f"{_KEY_LABEL}, position")
-    ax.set_ylabel(_QUERY_LABEL if y_labels is not None else f"{_QUERY_LABEL}, position")
+    if xlabel is None:
+        xlabel = _KEY_LABEL if x_labels is not None else f"{_KEY_LABEL}, position"
+    if ylabel is None:
+        ylabel = _QUERY_LABEL if y_labels is not None else f"{_QUERY_LABEL}, position"
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     handles = [
         Patch(facecolor=_ATTEND_COLOUR, edgecolor="#555555", label=legend[0]),

@@ -47,6 +47,9 @@ def plot_positional_encoding(
 ) -> Figure:
     """Heatmap of a positional-encoding table: x = embedding dimension, y = position (ch. 5).
 
+    The columns are labelled ``dim`` (0 to ``D - 1``), not ``i``: in the paper's formula
+    ``i`` counts sin/cos *pairs*, and pair ``i`` holds dimensions ``2i`` and ``2i + 1``.
+
     Sinusoidal values lie in ``[-1, 1]`` and the diverging colour map is fixed to
     that range (centred at 0); learned encodings with larger values get a
     symmetric range around 0 instead.
@@ -58,16 +61,21 @@ def plot_positional_encoding(
     lim = max(1.0, _symmetric_limit(data))
     fig, ax = _figure_and_axes(ax, (8.0, 4.6))
     im = ax.imshow(data, cmap=cmap, vmin=-lim, vmax=lim, aspect="auto", interpolation="nearest")
-    ax.set_xlabel("embedding dimension i")
+    ax.set_xlabel("embedding dimension dim (pair i = dims 2i, 2i+1)")
     ax.set_ylabel("position in the sequence (pos)")
     ax.set_title(title)
     _integer_ticks(ax)
-    fig.colorbar(im, ax=ax, label="encoding value PE(pos, i)")
+    fig.colorbar(im, ax=ax, label="encoding value PE(pos, dim)")
     return fig
 
 
 def _wavelength(dim: int, d_model: int, base: float) -> float:
     return 2 * math.pi * base ** (2 * (dim // 2) / d_model)
+
+
+def _format_wavelength(wavelength: float) -> str:
+    """``6.28``, ``62.8``, ``628``, ``54,410``: never ``5.44e+04``, as the chapter writes it."""
+    return f"{wavelength:,.0f}" if wavelength >= 1000 else f"{wavelength:.3g}"
 
 
 @_styled
@@ -112,7 +120,7 @@ def plot_sinusoids(
     for row, d in enumerate(dims):
         colour = OKABE_ITO[freq_ids.index(d // 2) % len(OKABE_ITO)]
         kind = "sin" if d % 2 == 0 else "cos"
-        label = f"dim {d} ({kind}), λ = {_wavelength(d, d_model, base):.3g}"
+        label = f"dim {d} ({kind}), λ = {_format_wavelength(_wavelength(d, d_model, base))}"
         offset = -row * gap if stacked else 0.0
         ax.plot(
             positions,

@@ -32,6 +32,10 @@ HEAD_SENTENCES = (
 )
 
 
+#: Font size (pt) of the token labels: 13.3 px at FRAME_DPI, shown at full size.
+_TOKEN_PT = 12
+
+
 def _row_peak(weights: np.ndarray) -> float:
     """Mean over the rows (queries) of the largest weight in the row."""
     return float(weights.max(axis=-1).mean())
@@ -45,7 +49,9 @@ def _head_figure(run: _Run, layer: int, head: int):
     one, mean = mats[head], mats.mean(axis=0)
     n = len(q)
     with _style():
-        fig = _figure((8.4, 0.3 * n + 1.7), layout="constrained")
+        # Two panels share the 672-px frame: every text is drawn at 11 pt or more (at
+        # least 12 CSS px at FRAME_DPI), the token labels at 12 pt.
+        fig = _figure((8.4, 0.32 * n + 2.1), layout="constrained")
         ax0, ax1 = fig.subplots(1, 2)
         plot_attention(
             one,
@@ -53,22 +59,24 @@ def _head_figure(run: _Run, layer: int, head: int):
             k,
             ax=ax0,
             colorbar=False,
-            title=f"head {head}: top weight per row {_row_peak(one):.2f}",
+            title=f"head {head}: top weight {_row_peak(one):.2f}",
         )
         plot_attention(
             mean,
             q,
             k,
             ax=ax1,
-            title=f"mean of the {n_heads} heads: top weight {_row_peak(mean):.2f}",
+            title=f"mean of {n_heads} heads: top weight {_row_peak(mean):.2f}",
         )
         for ax in (ax0, ax1):
-            ax.title.set_fontsize(11)
-        fig.suptitle(
-            f"“{run.source}”: encoder self-attention, layer {layer}. "
-            f"Rows are queries, columns keys.",
-            fontsize=11,
-        )
+            ax.title.set_fontsize(12)
+            ax.tick_params(labelsize=_TOKEN_PT)
+            ax.xaxis.label.set_fontsize(12)
+            ax.yaxis.label.set_fontsize(12)
+        colorbar = ax1.images[0].colorbar
+        colorbar.ax.tick_params(labelsize=11)
+        colorbar.ax.yaxis.label.set_fontsize(12)
+        fig.suptitle(f"“{run.source}”: encoder self-attention, layer {layer}", fontsize=12)
     return fig
 
 
@@ -107,7 +115,8 @@ def head_explorer(
     title = "One head, or the average of all heads?"
     description = (
         "Slide through the heads of a layer: each one attends in its own way; their "
-        "average (right) is blurrier than any of them."
+        "average (right) spreads its weight more widely. Top weight: the mean, over the "
+        "rows, of a row's largest weight."
     )
     head = widgets.IntSlider(
         value=0, min=0, max=n_heads - 1, description="head", continuous_update=True

@@ -15,14 +15,27 @@ from .frames import (
     figure_to_png,
 )
 
-__all__ = ["MASK_BATCH", "mask_explorer"]
+__all__ = ["MASK_SENTENCES", "mask_batch", "mask_explorer"]
 
 
-MASK_BATCH = (
-    ("<bos>", "Ich", "bin", "müde", ".", "<pad>", "<pad>"),
-    ("<bos>", "Wo", "ist", "der", "Bahnhof", "?", "<pad>"),
-    ("<bos>", "Hallo", "!", "<pad>", "<pad>", "<pad>", "<pad>"),
-)
+#: German decoder inputs of the precomputed version: three lengths, so that the batch has
+#: padding to mask.
+MASK_SENTENCES = ("Ich bin müde.", "Wo ist der Hund?", "Hallo!")
+
+
+def mask_batch(sentences: Sequence[str] = MASK_SENTENCES, tokenizer=None) -> list[list[str]]:
+    """The decoder inputs ``<bos> tokens...`` of ``sentences``, padded to one length.
+
+    The tokens are those of the book's tokenizer (default: the shipped one, as in every
+    other figure), ``▁`` marking the start of a word.
+    """
+    if tokenizer is None:
+        from ...pipeline.tokenizer import Tokenizer
+
+        tokenizer = Tokenizer.load()
+    rows = [["<bos>", *tokenizer.tokens(s)] for s in sentences]
+    length = max(len(r) for r in rows)
+    return [r + ["<pad>"] * (length - len(r)) for r in rows]
 
 
 def _mask_figure(batch: Sequence[Sequence[str]], padding: bool, causal: bool, row: int):
@@ -48,22 +61,37 @@ def _mask_figure(batch: Sequence[Sequence[str]], padding: bool, causal: bool, ro
     tokens = list(batch[row])
     name = " + ".join(n for n, on in (("padding", padding), ("causal", causal)) if on) or "none"
     with _style():
-        fig = _figure((9.2, 4.3), layout="constrained")  # readable at the page width
+        # 8.6 inches = 688 px at FRAME_DPI, shown at full size; every text is 10 pt or more
+        # (11.1 CSS px), the numbers in the cells too.
+        fig = _figure((8.6, 5.0), layout="constrained")
         ax0, ax1 = fig.subplots(1, 2)
         plot_mask(shown, tokens, tokens, ax=ax0, title=f"Mask: {name}")
+        handles = ax0.get_legend().legend_handles
+        ax0.get_legend().remove()  # below the panels: the heatmaps keep their width
+        fig.legend(handles=handles, loc="outside lower left", ncols=2, fontsize=11)
         plot_attention(
             weights[row, 0],
             tokens,
             tokens,
             ax=ax1,
             annotate=True,
-            title="Attention weights (each row sums to 1)",
+            title="Attention weights",
+            cbar_label="weight (each row sums to 1)",
         )
-        fig.suptitle(f"Sentence {row} of a padded batch of {B}, random queries and keys")
+        for text in ax1.texts:  # the weights written in the cells
+            text.set_fontsize(10)
+        for ax in fig.axes:
+            ax.tick_params(labelsize=11)
+            ax.xaxis.label.set_fontsize(12)
+            ax.yaxis.label.set_fontsize(12)
+            ax.title.set_fontsize(12)
+        fig.suptitle(
+            f"Sentence {row} of a padded batch of {B}; random queries and keys", fontsize=12
+        )
     return fig
 
 
-def mask_explorer(batch: Sequence[Sequence[str]] = MASK_BATCH, *, static: bool | None = None):
+def mask_explorer(batch: Sequence[Sequence[str]] | None = None, *, static: bool | None = None):
     """Padding and causal masks on a small padded batch, and the attention they allow.
 
     Chapter 6 (§3.2.3). Left: the boolean mask (True = may attend); right: the weights of
@@ -71,7 +99,8 @@ def mask_explorer(batch: Sequence[Sequence[str]] = MASK_BATCH, *, static: bool |
     random queries and keys. Rows are queries, columns are keys.
 
     Args:
-        batch: token sequences of equal length, padded with ``"<pad>"``.
+        batch: token sequences of equal length, padded with ``"<pad>"``; default
+            :func:`mask_batch`, the shipped tokenizer's tokens of :data:`MASK_SENTENCES`.
         static: force the precomputed (True) or the live (False) version.
 
     Returns:
@@ -79,7 +108,7 @@ def mask_explorer(batch: Sequence[Sequence[str]] = MASK_BATCH, *, static: bool |
         (static: 2 × 2 × ``len(batch)`` frames).
     """
     widgets = _widgets()
-    batch = [list(map(str, seq)) for seq in batch]
+    batch = [list(map(str, seq)) for seq in (mask_batch() if batch is None else batch)]
     if not batch or len({len(s) for s in batch}) != 1:
         raise ValueError("mask_explorer needs sequences of one common (padded) length")
     pad = widgets.ToggleButtons(

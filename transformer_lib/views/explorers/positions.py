@@ -15,7 +15,7 @@ from .frames import (
     figure_to_png,
 )
 
-__all__ = ["positional_encoding_explorer"]
+__all__ = ["positional_encoding_explorer", "slider_pairs"]
 
 
 _PE_SIZES = (32, 128, 512)
@@ -31,21 +31,32 @@ _PE_FRACTIONS = (
 )
 
 
+def slider_pairs(d_model: int) -> list[tuple[str, int]]:
+    """The precomputed explorer's settings of ``2i / d_model`` and the pair ``i`` each shows.
+
+    >>> slider_pairs(128)[-2:]
+    [('3/4', 48), ('last', 63)]
+    """
+    return [(label, min(round(f * d_model / 2), d_model // 2 - 1)) for label, f in _PE_FRACTIONS]
+
+
 def _pe_figure(d_model: int, length: int, pair: int):
     from matplotlib.patheffects import Normal, Stroke
 
     from ...components.positional import sinusoidal_positional_encoding
-    from ..positions import plot_positional_encoding, plot_sinusoids
+    from ..positions import _format_wavelength, plot_positional_encoding, plot_sinusoids
 
     pe = sinusoidal_positional_encoding(length, d_model).numpy()
     dims = [d for d in (2 * pair, 2 * pair + 1) if d < d_model]
     wavelength = 2 * math.pi * 10000 ** (2 * pair / d_model)
     with _style():
-        # 9.2 inches: every label stays >= 9 CSS pixels at the book's page width.
-        fig = _figure((9.2, 4.9), layout="constrained")
+        # 8.6 inches = 688 px at FRAME_DPI: shown at full size, every text at 11 pt or more
+        # (12.2 CSS px).
+        fig = _figure((8.6, 5.2), layout="constrained")
         fig.get_layout_engine().set(wspace=0.06)
-        ax0, ax1 = fig.subplots(1, 2, width_ratios=[1, 1])
+        ax0, ax1 = fig.subplots(1, 2, width_ratios=[1.1, 1])
         plot_positional_encoding(pe, ax=ax0, title=f"The table; arrows: pair i = {pair}")
+        ax0.set_xlabel("dimension dim (pair i: 2i, 2i+1)")
         # The pair's columns may be one pixel wide: mark them with a dashed line and arrows.
         x = dims[0] + (len(dims) - 1) / 2
         line = ax0.axvline(x, color="black", linewidth=1.2, linestyle=(0, (4, 2)))
@@ -60,14 +71,24 @@ def _pe_figure(d_model: int, length: int, pair: int):
                 markeredgecolor="white",
                 markeredgewidth=1.5,
             )
+        colorbar = ax0.images[0].colorbar
+        colorbar.set_ticks([-1, -0.5, 0, 0.5, 1])
+        colorbar.set_label("PE(pos, dim)")
         plot_sinusoids(pe, dims=dims, ax=ax1, stacked=False, title=f"Columns {dims}")
+        ax1.set_ylabel("PE(pos, dim)")
         ax1.get_legend().remove()  # below the panel instead of beside it: more room
-        ax1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
-        shown = f"{wavelength:,.0f}" if wavelength >= 100 else f"{wavelength:.1f}"
+        ax1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False, fontsize=11)
+        for ax in (ax0, ax1, colorbar.ax):
+            ax.tick_params(labelsize=11)
+            ax.xaxis.label.set_fontsize(12)
+            ax.yaxis.label.set_fontsize(12)
+            ax.title.set_fontsize(12)
+        shown = _format_wavelength(wavelength)  # as in the legend: 6.28, 628, 54,410
         last = " (the last pair)" if pair == d_model // 2 - 1 else ""
         fig.suptitle(
             f"d_model = {d_model}, pair i = {pair}{last}, 2i/d_model = {2 * pair / d_model:.3g}\n"
-            f"wavelength 2π·10000^(2i/d_model) = {shown} positions"
+            f"wavelength 2π·10000^(2i/d_model) = {shown} positions",
+            fontsize=13,
         )
     return fig
 
@@ -110,10 +131,7 @@ def positional_encoding_explorer(
             layout=widgets.Layout(width="420px"),
         )
         frames = [
-            [
-                figure_to_png(_pe_figure(s, max_position, min(round(f * s / 2), s // 2 - 1)))
-                for _, f in _PE_FRACTIONS
-            ]
+            [figure_to_png(_pe_figure(s, max_position, pair)) for _, pair in slider_pairs(s)]
             for s in sizes
         ]
         return _static_explorer(
