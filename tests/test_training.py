@@ -98,6 +98,23 @@ def test_label_smoothing_is_zero_at_the_target_distribution():
     assert LabelSmoothingLoss(V, 0.1, None)(q.log(), target).item() == pytest.approx(0, abs=1e-5)
 
 
+def test_label_smoothing_docstring_states_the_right_target_entropy():
+    # The docstring (shown in chapter 9) quotes H(q) for one (ε, V); compute it from the
+    # definition of q: one token with 1 - ε + ε/V, the other V - 1 with ε/V each.
+    import re
+
+    found = re.search(
+        r"≈ ([0-9.]+) nats for ε = ([0-9.]+) and V = ([0-9]+)", LabelSmoothingLoss.__doc__
+    )
+    assert found, "the docstring no longer quotes H(q) in the expected form"
+    stated, eps, V = float(found[1]), float(found[2]), int(found[3])
+    hi, lo = 1 - eps + eps / V, eps / V
+    entropy = -hi * math.log(hi) - (V - 1) * lo * math.log(lo)
+    decimals = len(found[1].split(".")[1])
+    assert round(entropy, decimals) == stated, f"H(q) = {entropy:.6f}, docstring: {stated}"
+    assert LabelSmoothingLoss(V, eps).target_entropy == pytest.approx(entropy, rel=1e-9)
+
+
 # ---- schedule and optimiser -----------------------------------------------------------
 
 

@@ -23,7 +23,9 @@ class TransformerConfig:
     d_ff: int = 2048  # inner width of the position-wise feed-forward network
     n_encoder_layers: int = 6  # N for the encoder stack
     n_decoder_layers: int = 6  # N for the decoder stack
-    dropout: float = 0.1  # P_drop: after each sub-layer, on embeddings+PE, and on attention
+    # P_drop: the paper (§5.4) drops sub-layer outputs and embeddings+PE; the library,
+    # like torch.nn.Transformer, also drops attention weights and the FFN's hidden units
+    dropout: float = 0.1
     max_len: int = 512  # longest sequence the positional table covers
     pad_id: int = 0  # padding token: never attended to, ignored by the loss
     unk_id: int = 1  # unknown token

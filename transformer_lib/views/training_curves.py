@@ -88,23 +88,11 @@ def plot_lr_schedule(
     fig, ax = _figure_and_axes(ax, (7.5, 4.2))
     for label, x, y in series:
         ax.plot(x, y, linewidth=2, label=label or None)
+    lines = {}  # warm-up step -> its dotted line
     if warmup_steps is not None:
         ws = [warmup_steps] if np.isscalar(warmup_steps) else list(warmup_steps)
         for w in ws:
-            ax.axvline(w, color="#666666", linestyle=":", linewidth=1.2)
-            ax.annotate(
-                f"warm-up ends\n(step {int(w):,})"
-                if float(w).is_integer()
-                else f"warm-up ends\n(step {w})",
-                xy=(w, 0.0),
-                xycoords=("data", "axes fraction"),
-                xytext=(4, 4),
-                textcoords="offset points",
-                ha="left",
-                va="bottom",
-                fontsize=9,
-                color="#444444",
-            )
+            lines[w] = ax.axvline(w, color="#666666", linestyle=":", linewidth=1.2)
     ax.set_xlabel("training step")
     ax.set_ylabel("learning rate")
     ax.set_title(title)
@@ -117,7 +105,85 @@ def plot_lr_schedule(
     ax.grid(alpha=0.3)
     if any(label for label, _, _ in series):
         ax.legend(loc="upper right")
+    for w, line in lines.items():
+        step = f"{int(w):,}" if float(w).is_integer() else f"{w}"
+        curves = [(x, y) for _, x, y in series]
+        if not _label_clear_of_curves(ax, w, f"warm-up ends\n(step {step})", curves):
+            # no room beside the line: name it in the legend instead
+            line.set_label(f"warm-up ends (step {step})")
+            ax.legend(loc="upper right")
     return fig
+
+
+def _label_clear_of_curves(
+    ax: Axes, x: float, text: str, curves: Sequence[tuple[np.ndarray, np.ndarray]]
+) -> bool:
+    """Write ``text`` beside the vertical line at ``x`` where no curve, text or legend is.
+
+    Tries right of the line, then left of it, inside the axes, at the lowest height where
+    the curves leave a gap tall enough. The height is stored in data coordinates, so the
+    label stays clear of the curves if the caller changes the y limits afterwards.
+
+    Returns:
+        Whether the label was placed (``False``: no room on either side).
+    """
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    fontsize, gap_pt, pad = 9.0, 4.0, 0.03  # pad: axes fraction kept free around a curve
+    fig = ax.get_figure()
+    fig.draw_without_rendering()  # lay the figure out: the axes' final size in pixels
+    box = ax.get_window_extent()
+    px = fig.dpi / 72
+    font = FontProperties(size=fontsize)
+    rows = text.split("\n")
+    width = max(TextToPath().get_text_width_height_descent(t, font, False)[0] for t in rows)
+    need = (len(rows) * fontsize * 1.25 + gap_pt) * px / box.height  # axes fraction
+    line_x = ax.transData.transform((x, ax.get_ylim()[0]))[0]
+    others = [t.get_window_extent() for t in ax.texts]  # e.g. a label at a peak
+    legend = ax.get_legend()
+    if legend is not None:
+        others.append(legend.get_window_extent())
+    for side in (1, -1):  # right of the line, then left of it
+        far = line_x + side * (gap_pt + width + 2) * px
+        lo, hi = min(line_x, far), max(line_x, far)  # from the line itself: steep curves
+        if lo < box.x0 or hi > box.x1:
+            continue
+        taken = []
+        for cx, cy in curves:
+            pts = ax.transData.transform(np.column_stack([cx, cy]))
+            xs, ys = pts[:, 0], pts[:, 1]
+            if xs.size == 0 or hi < xs.min() or lo > xs.max():
+                continue
+            inside = ys[(xs >= lo) & (xs <= hi)]
+            edges = np.interp([max(lo, xs.min()), min(hi, xs.max())], xs, ys)
+            fractions = (np.concatenate([inside, edges]) - box.y0) / box.height
+            taken.append((fractions.min() - pad, fractions.max() + pad))
+        for other in others:  # with a 2-point margin
+            if other.x1 > lo and other.x0 < hi:
+                y0, y1 = other.y0 - 2 * px, other.y1 + 2 * px
+                taken.append(((y0 - box.y0) / box.height, (y1 - box.y0) / box.height))
+        bottom = pad
+        for start, end in sorted(taken) + [(1 - pad, 1.0)]:
+            if start - bottom >= need:
+                y_low, y_high = ax.get_ylim()
+                if ax.get_yscale() == "log":
+                    y = y_low * (y_high / y_low) ** bottom
+                else:
+                    y = y_low + bottom * (y_high - y_low)
+                ax.annotate(
+                    text,
+                    xy=(x, y),
+                    xytext=(side * gap_pt, 0),
+                    textcoords="offset points",
+                    ha="left" if side > 0 else "right",
+                    va="bottom",
+                    fontsize=fontsize,
+                    color="#444444",
+                )
+                return True
+            bottom = max(bottom, end)
+    return False
 
 
 @_styled
@@ -166,7 +232,19 @@ def plot_label_smoothing(
     )
     bars = ax.bar(x + 0.2, dist, width=0.4, color=OKABE_ITO[0], label="smoothed target")
     if vocab <= 16:
-        ax.bar_label(bars, fmt="%.3g", fontsize=8, padding=2)
+        # Each value above its bar, but the correct token's beside it: above, it would run
+        # into the taller one-hot bar on its left.
+        values = [f"{v:.4g}" if i != target else "" for i, v in enumerate(dist)]
+        ax.bar_label(bars, labels=values, fontsize=9, padding=2)
+        ax.annotate(
+            f"{dist[target]:.4g}",
+            xy=(target + 0.4, dist[target]),
+            xytext=(3, 0),
+            textcoords="offset points",
+            ha="left",
+            va="center",
+            fontsize=9,
+        )
     if labels is not None:
         ax.set_xticks(x)
         ax.set_xticklabels(labels, rotation=45, ha="right", rotation_mode="anchor")

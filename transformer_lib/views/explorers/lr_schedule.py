@@ -18,7 +18,8 @@ from .frames import (
 __all__ = ["lr_schedule_explorer"]
 
 
-_LR_SIZES = ((128, "128 (this book)"), (512, "512 (paper, base)"), (1024, "1024 (paper, big)"))
+# Button labels short enough for their buttons; the description says what they stand for.
+_LR_SIZES = ((128, "128 (tiny)"), (512, "512 (base)"), (1024, "1024 (big)"))
 _LR_WARMUPS = (100, 200, 400, 1000, 2000, 4000, 8000)
 
 
@@ -40,6 +41,19 @@ def _lr_figure(d_model: int, warmup: int, factor: float, max_steps: int):
     with _style():
         fig = _figure((8.2, 4.4), layout="constrained")
         ax = fig.subplots()
+        fig.suptitle("lr = factor · d_model^−0.5 · min(step^−0.5, step · warmup^−1.5)  (§5.3)")
+        # Limits, title and the peak's label first: plot_lr_schedule then puts its warm-up
+        # label where neither a curve nor this label is. The headroom keeps the legend clear.
+        ax.set_ylim(0, max(ours.max(), paper.max()) * 1.4)
+        peak = _noam(warmup, d_model, warmup, factor)
+        if warmup <= max_steps:
+            ax.annotate(
+                f"peak {peak:.2e}",
+                (warmup, peak),
+                xytext=(8, 4),
+                textcoords="offset points",
+                fontsize=9,
+            )
         plot_lr_schedule(
             {
                 "paper, base model: d_model = 512, warm-up = 4,000": (steps, paper),
@@ -49,20 +63,10 @@ def _lr_figure(d_model: int, warmup: int, factor: float, max_steps: int):
             warmup_steps=warmup if warmup <= max_steps else None,
             title="",
         )
-        fig.suptitle("lr = factor · d_model^−0.5 · min(step^−0.5, step · warmup^−1.5)  (§5.3)")
         ax.lines[0].set(color="#888888", linestyle="--", linewidth=1.6)
         ax.lines[1].set(color=OKABE_ITO[1], linewidth=2.2)
         if warmup <= max_steps:
-            peak = _noam(warmup, d_model, warmup, factor)
             ax.plot([warmup], [peak], "o", color=OKABE_ITO[1])
-            ax.annotate(
-                f"peak {peak:.2e}",
-                (warmup, peak),
-                xytext=(8, 4),
-                textcoords="offset points",
-                fontsize=9,
-            )
-        ax.set_ylim(0, max(ours.max(), paper.max()) * 1.15)
         ax.legend(loc="upper right")  # again: the restyled lines need new legend handles
     return fig
 
@@ -98,7 +102,8 @@ def lr_schedule_explorer(*, static: bool | None = None):
         return _static_explorer(
             widgets,
             title,
-            "Choose d_model and the warm-up length (factor 1). The peak is at step = warm-up.",
+            "Choose d_model (128: this book's tiny model; 512 and 1024: the paper's base and "
+            "big models) and the warm-up length (factor 1). The peak is at step = warm-up.",
             [dm, wu],
             {"d_model": dm, "warmup": wu},
             [dm, wu],

@@ -6,8 +6,9 @@ PyTorch's ``meta`` device, so even the big model costs no memory; tied matrices 
 once, as :func:`~transformer_lib.components.model.count_parameters` counts them).
 :func:`parameter_explorer` draws the breakdown as bars with each part's share: live, six
 knobs (``d_model``, heads, ``d_ff``, layers, vocabulary, sharing); precomputed for the book,
-the paper's base model, the variants of its Table 3 (rows A and C) and a few more, each
-with and without shared embeddings.
+the paper's base model, the variants of its Table 3 rows A and C and a few more, each with
+and without shared embeddings, all on one scale. Row B of Table 3 (``d_k`` changed alone) is
+not among them: the library ties ``d_k`` to ``d_model / h``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from .frames import (
 
 __all__ = ["TABLE3_PARAMS", "parameter_breakdown", "parameter_explorer"]
 
-#: Parameter counts (millions) that the paper's Table 3 lists, by row.
+#: Parameter counts (millions) that the paper's Table 3 lists, by row: every row the library
+#: can build. Row B (58 M with d_k = 16, 60 M with d_k = 32) changes d_k alone, which the
+#: library ties to d_model / h; chapter 8 counts those two by hand.
 TABLE3_PARAMS = {
     "base": 65,
     "(C) N = 2": 36,
@@ -121,7 +124,9 @@ def _config(d_model: int, n_heads: int, d_ff: int, layers: int, vocab: int, shar
     )
 
 
-def _breakdown_figure(config, label: str = ""):
+def _breakdown_figure(config, label: str = "", xmax: float | None = None):
+    """The bars of one configuration; ``xmax`` (millions) fixes the scale, so that frames
+    of an explorer can be compared by eye (default: fitted to this configuration)."""
     from ..style import OKABE_ITO
 
     parts = parameter_breakdown(config)
@@ -156,7 +161,7 @@ def _breakdown_figure(config, label: str = ""):
                 va="center",
                 fontsize=10,
             )
-        ax.set_xlim(0, max(values) * 1.45)
+        ax.set_xlim(0, max(values) * 1.45 if xmax is None else xmax)
         ax.set_xlabel("parameters (millions)")
         ax.grid(axis="x", alpha=0.3)
         c = config
@@ -185,7 +190,8 @@ def parameter_explorer(*, static: bool | None = None):
     both stacks), vocabulary size and weight sharing; every redraw counts the parameters
     of the configuration with :func:`parameter_breakdown`. Static (the book): the base
     model and one change at a time (Table 3 rows A and C, two vocabulary sizes, the big
-    model), each with shared and with separate embeddings: 30 precomputed frames.
+    model), each with shared and with separate embeddings: 30 precomputed frames, all with
+    the same x axis (the largest part of any frame, plus room for its label).
     """
     widgets = _widgets()
     title = "How many parameters, and where?"
@@ -203,18 +209,25 @@ def parameter_explorer(*, static: bool | None = None):
             description="embeddings",
             style={"button_width": "90px"},
         )
-        frames = [
-            [
-                figure_to_png(_breakdown_figure(_config(**{**_BASE, **changes}, shared=s), name))
-                for s in (True, False)
-            ]
+        configs = [
+            [(_config(**{**_BASE, **changes}, shared=s), name) for s in (True, False)]
             for name, changes in _VARIANTS
+        ]
+        # One scale for every frame: the largest part of any configuration, plus room for
+        # its label (as _breakdown_figure leaves it for a single configuration).
+        xmax = 1.3 * max(
+            max(parameter_breakdown(c).values()) / 1e6 for row in configs for c, _ in row
+        )
+        frames = [
+            [figure_to_png(_breakdown_figure(c, name, xmax)) for c, name in row] for row in configs
         ]
         return _static_explorer(
             widgets,
             title,
-            "Slide from the paper's base model through one change at a time (rows A and "
-            "C of Table 3, two vocabulary sizes, the big model); switch weight sharing.",
+            "Slide from the paper's base model through one change at a time (the variants "
+            "of Table 3's rows A and C, two vocabulary sizes, the big model; row B changes "
+            "d_k alone, which this library cannot build); switch weight sharing. Every "
+            "frame has the same scale.",
             [change, sharing],
             {"model": change, "sharing": sharing},
             [change, sharing],

@@ -252,7 +252,8 @@ def _grid_figure(chosen, steps, layer, n_layers, n_heads, ncols, max_rows, title
     grid_rows = [max(rows[r * ncols : (r + 1) * ncols]) for r in range(nrows)]
     cell = 0.24  # inches: ten source tokens make a map under 2.5 inches wide
     labels_in = _text_width_pt([lab for _, labels, _ in panels for lab in labels], _TICK_PT) / 72
-    sources_in = _text_width_pt(chosen[0]["source_tokens"], _TICK_PT) / 72 * 0.71 + 0.15
+    # source tokens stand upright under their columns (at 45° they crowd into each other)
+    sources_in = _text_width_pt(chosen[0]["source_tokens"], _TICK_PT) / 72 + 0.15
     panel_w = labels_in + 0.25 + len(chosen[0]["source_tokens"]) * cell
     heights = [g * cell + sources_in + 0.75 for g in grid_rows]  # map, ticks, titles
     fig, axes = _new_figure(
@@ -270,6 +271,8 @@ def _grid_figure(chosen, steps, layer, n_layers, n_heads, ncols, max_rows, title
         note = _rows_note(rows[idx], panels[idx][2])
         panel_title = f"step {steps[idx]:,}" + (f" ({note})" if note else "")
         im, _, _ = _draw_panel(ax, chosen[idx], layer, max_rows, panel_title)
+        for label in ax.get_xticklabels():
+            label.set(rotation=90, ha="center", rotation_mode="default")
         ax.set_ylabel("")
         used.append(ax)
     fig.supylabel(_Y_LABEL)
