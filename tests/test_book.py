@@ -142,20 +142,17 @@ def test_the_book_runs_chapters_outside_the_repository():
 @built
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_ran_top_to_bottom_like_run_all(chapter):
-    """The book build is each chapter's "Run all": every code cell ran, in order, with the
-    reader's unanswered exercise stubs, and none raised; each stub's check says that it
-    is not attempted yet, and each hidden solution's check passes."""
+    """The book build is each chapter's "Run all": the whole notebook runs with the
+    reader's unanswered exercise stubs (a cell that raised would fail the build, and
+    none is recorded with an error); each stub's check says that it is not attempted
+    yet, and each hidden solution's check passes. (Results reused from the execution
+    cache carry outputs but no execution counts, so the counts are not checked.)"""
     path = EXECUTED / f"{chapter}.ipynb"
     if not path.is_file():
         pytest.skip(f"{path} missing: run `make book`")
     code = [
         c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"
     ]
-    counts = [c.get("execution_count") for c in code]
-    assert None not in counts, (
-        f"{chapter}: cells {[i for i, n in enumerate(counts) if n is None]} never ran"
-    )
-    assert counts == sorted(counts), f"{chapter}: cells ran out of order"
 
     def text(cell) -> str:
         out = []
