@@ -23,6 +23,7 @@ from transformer_lib.views.explorers.beam import (  # noqa: E402
     LENGTH_PENALTIES,
     beam_explorer,
     beam_steps,
+    trace_beam_search,
 )
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -52,6 +53,39 @@ def test_beam_steps_match_the_search(translator, beam_size, alpha):
         assert all(len(tokens) == t for tokens, _ in hyps)
         assert len(hyps) <= 2 * beam_size
     assert [tokens for tokens, _ in steps[-1]] == [tokens for _, tokens, *_ in finished]
+
+
+@pytest.mark.parametrize("beam_size", [1, 3, 4])
+def test_trace_follows_the_rule_of_the_loop(translator, beam_size):
+    """The rule the docstring of beam_search and chapter 10 describe, step by step."""
+    K, eos = beam_size, translator.tokenizer.eos_id
+    trace = trace_beam_search(translator, SENTENCE, K, 0.6)
+    src = translator.encode(SENTENCE)
+    hyps = beam_search(translator.model, src, K, 0.6, n_best=K, return_hypotheses=True)[0]
+    assert sorted(h.tokens for h in trace.finished) == sorted(h.tokens for h in hyps)
+    n_finished = 0
+    for t, step in enumerate(trace.steps, start=1):
+        logps = [lp for _, lp in step.candidates]
+        assert len(logps) <= 2 * K and logps == sorted(logps, reverse=True)
+        # Candidates in order of log P: <eos> is set aside as finished while fewer
+        # than K have finished; any other is kept live until K are; then the step ends.
+        want, kept = [], 0
+        for ids, lp in step.candidates:
+            if ids[-1] == eos:
+                if n_finished + len(want) < K:
+                    want.append((ids, lp))
+            else:
+                kept += 1
+                if kept == K:
+                    break
+        if t < trace.max_new_tokens:
+            assert [(h.tokens, h.log_prob) for h in step.finished] == want
+            assert step.live == [c for c in step.candidates if c[0][-1] != eos][:K]
+        n_finished += len(step.finished)
+        if t < len(trace.steps):  # the next step extends exactly the live hypotheses
+            extended = {tuple(ids[:-1]) for ids, _ in trace.steps[t].candidates}
+            assert extended <= {tuple(ids) for ids, _ in step.live}
+    assert n_finished == len(trace.finished) == K or len(trace.steps) == trace.max_new_tokens
 
 
 def test_static_explorer_frames_switch_in_the_browser(translator):

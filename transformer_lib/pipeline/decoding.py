@@ -159,6 +159,8 @@ def beam_search_loop(
 ) -> list[list[Hypothesis]]:
     """The search of :func:`beam_search`, for any model that extends a start sequence.
 
+    The stopping and finishing rule is described in :func:`beam_search`.
+
     Args:
         step: ``step(ys)`` → next-token logits ``(B·K, V)`` for the hypotheses ``ys
             (B·K, t)`` (row ``b·K + k`` is beam k of sentence b); a cached model feeds only
@@ -237,11 +239,16 @@ def beam_search(
     """Beam search with the GNMT length penalty, batched over sentences.
 
     At every step each of the ``beam_size`` live prefixes of a sentence is extended by
-    every token; of the ``2 · beam_size`` best extensions, those ending in ``<eos>`` are
-    set aside as finished (scored ``log P / length_penalty(len, alpha)``) and the best
-    ``beam_size`` others stay live. A sentence is done when it has ``beam_size`` finished
-    hypotheses, or at the length limit (its live prefixes are then finished as they are).
-    With ``beam_size=1`` this is exactly :func:`greedy_decode`.
+    every token, and the ``2 · beam_size`` best extensions are taken in order of
+    log-probability: one ending in ``<eos>`` is set aside as finished (scored
+    ``log P / length_penalty(len, alpha)``) while fewer than ``beam_size`` have finished,
+    any other becomes a live prefix, and the step ends once ``beam_size`` are live, so an
+    ``<eos>`` extension ranked below the last live one is dropped. A sentence is done as
+    soon as it has ``beam_size`` finished hypotheses, even if a live prefix could still
+    score better (fairseq stops so too, but finishes only ``<eos>`` extensions among the
+    ``beam_size`` best; tensor2tensor stops only when no live prefix can still win), or
+    at the length limit, where the best extensions of the last step are finished as
+    they are. With ``beam_size=1`` this is exactly :func:`greedy_decode`.
 
     Args:
         model: A :class:`~transformer_lib.Transformer` in eval mode.

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from .style import OKABE_ITO, _figure_and_axes, _label_text, _styled
@@ -33,11 +32,12 @@ def plot_beam_search(
     """Draw the tree of hypotheses a beam search explored (chapter 10).
 
     Args:
-        steps: one entry per decoding step; ``steps[t]`` lists the hypotheses kept
-            after step ``t`` as ``(tokens, score)`` pairs, where ``tokens`` is the
-            whole prefix generated so far (without the start token) and ``score``
-            its cumulative log-probability. A finished hypothesis may be carried
-            forward unchanged. For example::
+        steps: one entry per decoding step; ``steps[t]`` lists hypotheses as
+            ``(tokens, score)`` pairs, where ``tokens`` is the whole prefix generated so
+            far (without the start token) and ``score`` its cumulative log-probability.
+            For the library's search (``beam_steps``) entry ``t`` holds the live
+            hypotheses in the beam after step ``t + 1`` and those set aside as finished
+            at that step; a finished hypothesis may be listed again later. For example::
 
                 [[(["▁Tom"], -0.1), (["▁He"], -2.3)],
                  [(["▁Tom", "▁is"], -0.4), (["▁He", "▁is"], -2.9)],
@@ -49,8 +49,13 @@ def plot_beam_search(
         fontsize: size of the node labels (points). The figure is about 0.95 inches
             per step wide, so that at page width its smallest text stays readable.
 
-    Nodes show the token and the cumulative log-probability. Hypotheses that were
-    kept at some step but never extended are drawn grey ("pruned").
+    Nodes show the token and the cumulative log-probability. The vertical position
+    carries no value: every leaf gets its own row and siblings are ordered by
+    log-probability, best on top. Node kinds (the legend lists those present): the
+    chosen output; finished (ends with ``eos_token``); a live hypothesis that was
+    extended at the next step (it has children); one that was dropped (no child, so
+    none of its extensions stayed among the best); and one of the deepest step without
+    a child: still in the beam when the search stopped.
     """
     if not steps or not any(steps):
         raise ValueError(
@@ -94,7 +99,7 @@ def plot_beam_search(
     place(())
     depth = max(len(p) for p in score)
     n_rows = counter[0]
-    fig, ax = _figure_and_axes(ax, (max(6.5, 0.95 * (depth + 1) + 0.4), 0.6 * n_rows + 2.2))
+    fig, ax = _figure_and_axes(ax, (max(6.5, 0.95 * (depth + 1) + 0.4), 0.56 * n_rows + 2.2))
     for p, kids in children.items():
         for c in kids:
             strong = c in on_best
@@ -108,9 +113,11 @@ def plot_beam_search(
     styles = {
         "best": dict(fc="#CCE3F0", ec=OKABE_ITO[0], lw=2.0, color="black"),
         "finished": dict(fc="#CCECE3", ec=OKABE_ITO[2], lw=1.4, color="black"),
-        "kept": dict(fc="white", ec="#555555", lw=1.0, color="black"),
-        "pruned": dict(fc="#F0F0F0", ec="#BBBBBB", lw=1.0, color="#777777"),
+        "live": dict(fc="#FBE3C8", ec=OKABE_ITO[1], lw=1.8, color="black"),
+        "extended": dict(fc="white", ec="#555555", lw=1.0, color="black"),
+        "dropped": dict(fc="#F0F0F0", ec="#BBBBBB", lw=1.0, color="#666666"),
     }
+    kinds: dict[tuple[str, ...], str] = {}
     for p, y in ypos.items():
         if not p:
             kind, text = "best", _label_text(root_label)
@@ -119,10 +126,13 @@ def plot_beam_search(
                 kind = "best"
             elif p[-1] == eos_token:
                 kind = "finished"
-            elif not children[p]:
-                kind = "pruned"
+            elif children[p]:
+                kind = "extended"
+            elif len(p) == depth:
+                kind = "live"
             else:
-                kind = "kept"
+                kind = "dropped"
+            kinds[p] = kind
             s = score[p]
             text = _label_text(p[-1]) + ("" if math.isnan(s) else f"\n{s:.2f}")
         st = styles[kind]
@@ -145,19 +155,24 @@ def plot_beam_search(
     for side in ("left", "right", "top"):
         ax.spines[side].set_visible(False)
     ax.set_xlabel("decoding step (tokens generated)")
-    ax.set_ylabel("hypotheses (log-probability)")
-    beam = max(len(h) for h in steps)
+    # Not a scale: rows only separate the hypotheses (siblings best first).
+    ax.set_ylabel("hypotheses (no vertical scale)")
+    beam = max(sum(str(t[-1]) != eos_token for t, _ in h) for h in steps)  # live ones
     ax.set_title(title if title is not None else f"Beam search, beam size {beam}")
+    labels = {
+        "best": "chosen output (its path thick)",
+        "finished": f"finished: ended with {eos_token}",
+        "extended": "in the beam, extended at the next step",
+        "dropped": "in the beam, then dropped",
+        "live": "in the beam when the search stopped",
+    }
     handles = [
         Patch(facecolor=styles[k]["fc"], edgecolor=styles[k]["ec"], label=lab)
-        for k, lab in (
-            ("best", "chosen output"),
-            ("finished", f"finished ({eos_token})"),
-            ("kept", "kept in the beam"),
-            ("pruned", "pruned"),
-        )
+        for k, lab in labels.items()
+        if k == "best" or k in kinds.values()
     ]
-    handles.append(Line2D([], [], color=OKABE_ITO[0], linewidth=2.6, label="best path"))
     # The legend goes under the tree: the figure stays narrow and is shown near full size.
-    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=11, frameon=False)
+    fig.legend(
+        handles=handles, loc="outside lower center", ncol=2, fontsize=fontsize, frameon=False
+    )
     return fig

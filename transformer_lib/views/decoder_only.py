@@ -6,8 +6,9 @@
   prefix-LM).
 * :func:`plot_next_token_distribution`: the distribution sampled from, as horizontal bars
   with the real tokens (also drawn by the sampling explorer's frames).
-* :func:`plot_self_vs_cross_attention`: per head, the decoder-only model's square
-  self-attention map beside the encoder–decoder's cross-attention map.
+* :func:`plot_self_vs_cross_attention`: per head (or averaged over the heads), the
+  decoder-only model's square self-attention map beside the encoder–decoder's
+  cross-attention map.
 
 Rows are queries, columns are keys; masks are True = may attend; colours from
 :mod:`~transformer_lib.views.style`.
@@ -249,6 +250,7 @@ def plot_self_vs_cross_attention(
     titles: tuple[str, str] = ("decoder-only: self-attention", "encoder–decoder: cross-attention"),
     title: str = "Where the German reads the English",
     heads: Sequence[int] | None = None,
+    average_heads: bool = False,
 ) -> Figure:
     """Per head, a decoder-only self-attention map beside an encoder–decoder cross-attention map.
 
@@ -263,10 +265,16 @@ def plot_self_vs_cross_attention(
             the square map that plays the role of cross-attention (rows from ``<sep>`` on,
             English columns).
         heads: which heads to draw (default all); head ``h`` of both models shares a row.
+        average_heads: draw one row, each model's weights averaged over its heads (rows
+            still sum to 1): a figure of one screen instead of one row per head.
     """
     func = "plot_self_vs_cross_attention"
     left = _squeeze_to(self_weights, 3, "self_weights", func, "(H, L, L)").astype(float)
     right = _squeeze_to(cross_weights, 3, "cross_weights", func, "(H, T, S)").astype(float)
+    if average_heads:
+        n_left, n_right = len(left), len(right)
+        left, right = left.mean(0, keepdims=True), right.mean(0, keepdims=True)
+        heads = [0]
     _, L, _ = left.shape
     _, T, S = right.shape
     tok = _token_labels(tokens, L, "query_tokens", func)
@@ -300,8 +308,12 @@ def plot_self_vs_cross_attention(
                     linewidth=2.2,
                 )
             )
-        ax0.set_title(f"{titles[0]}\nhead {h}", fontsize=11)
-        ax1.set_title(f"{titles[1]}\nhead {h}", fontsize=11)
+        if average_heads:
+            ax0.set_title(f"{titles[0]}\nmean of {n_left} heads", fontsize=11)
+            ax1.set_title(f"{titles[1]}\nmean of {n_right} heads", fontsize=11)
+        else:
+            ax0.set_title(f"{titles[0]}\nhead {h}", fontsize=11)
+            ax1.set_title(f"{titles[1]}\nhead {h}", fontsize=11)
         ax0.set_ylabel(_QUERY_LABEL, fontsize=10)
         if r == len(heads) - 1:
             ax0.set_xlabel(_KEY_LABEL, fontsize=10)

@@ -35,6 +35,7 @@ Chapter                                     Explorer (module)
 11 Inside the trained model                 :func:`attention_explorer` (``attention``),
                                             :func:`head_ablation_explorer` (``ablation``)
 12 Decoder-only                             :func:`sampling_explorer` (``sampling``)
+13 Where to go next                         :func:`kv_cache_explorer` (``kv_cache``)
 ==========================================  ==========================================
 
 The explorers of chapters 4 and 11 share ``model_runs`` (a sentence through the model, heads
@@ -62,6 +63,7 @@ from .bpe_merges import bpe_merges_explorer
 from .embedding_scale import embedding_scale_explorer
 from .frames import KERNEL_NOTE, STATIC_ENV_VAR, figure_to_png, static_mode
 from .heads import head_explorer
+from .kv_cache import kv_cache_explorer
 from .layer_cost import layer_cost_explorer
 from .lr_schedule import lr_schedule_explorer
 from .masks import mask_explorer
@@ -84,6 +86,7 @@ __all__ = [
     "figure_to_png",
     "head_ablation_explorer",
     "head_explorer",
+    "kv_cache_explorer",
     "layer_cost_explorer",
     "lr_schedule_explorer",
     "mask_explorer",

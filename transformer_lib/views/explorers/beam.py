@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from .frames import (
     InputProblem,
@@ -24,20 +25,109 @@ from .frames import (
     figure_to_png,
 )
 
-__all__ = ["BEAM_SIZES", "LENGTH_PENALTIES", "beam_explorer", "beam_steps"]
+__all__ = [
+    "BEAM_SIZES",
+    "LENGTH_PENALTIES",
+    "BeamTrace",
+    "TracedStep",
+    "beam_explorer",
+    "beam_steps",
+    "trace_beam_search",
+]
 
 #: Beam sizes and length-penalty exponents of the precomputed explorer: 4 × 3 frames.
 BEAM_SIZES = (1, 2, 4, 8)
 LENGTH_PENALTIES = (0.0, 0.6, 1.0)
 
 
+@dataclass
+class TracedStep:
+    """What :func:`~transformer_lib.pipeline.decoding.beam_search_loop` did at one step.
+
+    ``candidates``: the ``2k`` best extensions of the live hypotheses, best first, as
+    ``(ids, log P)`` (``ids`` start with ``<bos>``). ``live``: the hypotheses in the beam
+    after the step, the ``k`` best candidates that do not end in ``<eos>`` (none at the
+    length limit). ``finished``: the hypotheses set aside as finished at this step.
+    """
+
+    candidates: list[tuple[list[int], float]]
+    live: list[tuple[list[int], float]]
+    finished: list  # of pipeline.decoding.Hypothesis
+
+
+@dataclass
+class BeamTrace:
+    """A beam search for one sentence, step by step (:func:`trace_beam_search`)."""
+
+    steps: list[TracedStep]
+    finished: list  # every Hypothesis, in the order the search set them aside
+    max_new_tokens: int  # the length limit: most tokens the search could add
+
+
+def trace_beam_search(translator, english: str, beam_size: int = 4, alpha: float = 0.6):
+    """Run the library's beam search on one sentence and record every step.
+
+    The decoder is wrapped in the ``step`` function that
+    :func:`~transformer_lib.pipeline.decoding.beam_search_loop` calls, set up exactly as
+    :func:`~transformer_lib.pipeline.decoding.beam_search` does it, and the wrapper keeps
+    the hypotheses the loop extends and their next-token logits. From them each step's
+    ``2k`` best candidates are rebuilt with the loop's own arithmetic. The finished
+    hypotheses are the loop's own; the result equals ``beam_search``'s.
+
+    Returns:
+        A :class:`BeamTrace`.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    from ...pipeline.decoding import _never_generate, beam_search_loop, max_output_length
+
+    model, tok = translator.model, translator.tokenizer
+    if not tok.encode(english):
+        raise InputProblem("Type an English sentence (the source is empty).")
+    c, K = model.config, beam_size
+    src = translator.encode(english).to(next(model.parameters()).device)  # (1, S)
+    calls = []  # (hypotheses (K, t), their next-token logits (K, V)) per step
+    with torch.no_grad():
+        memory, src_mask = model.encode(src)
+        memory = memory.repeat_interleave(K, dim=0)  # (K, S, D): one row per hypothesis
+        src_mask = src_mask.repeat_interleave(K, dim=0)
+        cache = model.new_cache()
+
+        def step(ys):
+            logits = model.decode(ys[:, -1:], memory, src_mask, cache=cache)[:, -1]
+            calls.append((ys, logits))
+            return logits
+
+        start = torch.full((K, 1), c.bos_id, dtype=torch.long, device=src.device)
+        limit = max_output_length(src.size(1), c.max_len)
+        finished = beam_search_loop(step, cache.reorder, start, 1, K, limit - 1, alpha, c)[0]
+        steps = []
+        beam_logp = [0.0] + [float("-inf")] * (K - 1)  # only beam 0 is live at first
+        for t, (ys, logits) in enumerate(calls, start=1):
+            logp = F.log_softmax(_never_generate(logits.float(), c), dim=-1)  # (K, V)
+            cand = torch.tensor(beam_logp, device=logp.device)[:, None] + logp
+            top_logp, top_idx = cand.view(1, -1).topk(min(2 * K, cand.numel()), dim=-1)
+            candidates = [
+                (ys[i // c.vocab_size].tolist() + [i % c.vocab_size], lp)
+                for lp, i in zip(top_logp[0].tolist(), top_idx[0].tolist())
+                if lp != float("-inf")
+            ]
+            live = []
+            if t < limit - 1:  # at the length limit every candidate is finished
+                live = [h for h in candidates if h[0][-1] != c.eos_id][:K]
+            done = [h for h in finished if len(h.tokens) - 1 == t]
+            steps.append(TracedStep(candidates, live, done))
+            beam_logp = [lp for _, lp in live] + [float("-inf")] * (K - len(live))
+    return BeamTrace(steps, finished, limit - 1)
+
+
 def beam_steps(translator, english: str, beam_size: int = 4, alpha: float = 0.6):
     """The hypotheses a beam search held after every step, for one sentence.
 
-    For each step ``t`` the search is stopped after ``t`` tokens and asked for its
-    ``beam_size`` best hypotheses; the last entry holds the finished hypotheses of the
-    complete search. Prefixes of a finished hypothesis that the stopped searches did not
-    list are added with their log-probability (``score_sequences``).
+    From :func:`trace_beam_search`: for every step ``t`` the live hypotheses in the beam
+    after it and those set aside as finished at it; the last entry holds all the
+    finished hypotheses.
 
     Args:
         translator: a ``Translator`` (encoder–decoder model and tokenizer).
@@ -49,41 +139,21 @@ def beam_steps(translator, english: str, beam_size: int = 4, alpha: float = 0.6)
         lists without ``<bos>`` and their log-probabilities, the finished ones last), and
         ``finished`` as ``(text, tokens, log P, score)`` tuples, best score first.
     """
-    import torch
-
-    from ...pipeline.decoding import beam_search, score_sequences
-
-    model, tok = translator.model, translator.tokenizer
-    if not tok.encode(english):
-        raise InputProblem("Type an English sentence (the source is empty).")
-    src = translator.encode(english).to(next(model.parameters()).device)  # (1, S)
-
-    def search(**kwargs):
-        found = beam_search(
-            model, src, beam_size, alpha, n_best=beam_size, return_hypotheses=True, **kwargs
-        )
-        return found[0]
-
-    with torch.no_grad():
-        done = search()  # best score first
-        steps = [
-            [(h.tokens, h.log_prob) for h in search(max_len=t + 1)]
-            for t in range(1, max(len(h.tokens) for h in done) - 1)
-        ]
-        for h in done:  # every prefix of a finished hypothesis was in the beam
-            for t in range(1, min(len(h.tokens) - 1, len(steps) + 1)):
-                prefix = h.tokens[: t + 1]
-                if all(ids[: t + 1] != prefix for ids, _ in steps[t - 1]):
-                    ids = torch.tensor([prefix], device=src.device)
-                    steps[t - 1].append((prefix, score_sequences(model, src, ids).item()))
-    steps.append([(h.tokens, h.log_prob) for h in done])
+    tok = translator.tokenizer
+    trace = trace_beam_search(translator, english, beam_size, alpha)
 
     def names(ids: Sequence[int]) -> list[str]:
         return [tok.id_to_token(i) for i in ids[1:]]  # without <bos>
 
-    named = [[(names(ids), lp) for ids, lp in hyps] for hyps in steps]
+    done = sorted(trace.finished, key=lambda h: h.score, reverse=True)  # as beam_search
+    steps = [
+        [(names(ids), lp) for ids, lp in s.live]
+        + [(names(h.tokens), h.log_prob) for h in s.finished]
+        for s in trace.steps
+    ]
+    steps.append([(names(h.tokens), h.log_prob) for h in done])
     finished = [(tok.decode(h.tokens), names(h.tokens), h.log_prob, h.score) for h in done]
-    return named, finished
+    return steps, finished
 
 
 def _beam_figure(translator, english: str, beam_size: int, alpha: float):
@@ -93,7 +163,7 @@ def _beam_figure(translator, english: str, beam_size: int, alpha: float):
     shown = finished[:4]
     prefixes = {tuple(tokens) for hyps in steps for tokens, _ in hyps}
     leaves = sum(not any(q[: len(p)] == p and q != p for q in prefixes) for p in prefixes)
-    tree_height = max(4.6, 0.5 * leaves + 1.2)  # inches: room for every leaf's label
+    tree_height = max(4.6, 0.52 * leaves + 1.2)  # inches: room for every leaf's label
     with _style():
         fig = _figure((8.4, tree_height + 2.0), layout="constrained")
         ax, text_ax = fig.subplots(2, 1, height_ratios=[tree_height, 1.4])
