@@ -142,7 +142,7 @@ def test_the_books_frame_counts_stay_modest():
         "temperature": len(temperature._STATIC_TAUS),
         "positional": len(positions._PE_SIZES) * len(positions._PE_FRACTIONS),
         "lr": len(lr_schedule._LR_SIZES) * len(lr_schedule._LR_WARMUPS),
-        "mask": 2 * 2 * len(masks.MASK_BATCH),
+        "mask": 2 * 2 * len(masks.MASK_SENTENCES),
         "attention": len(explorers.EXAMPLE_SENTENCES) * 3 * n_layers,
         "ablation": len(ablation._ablations(n_layers, n_heads)),
         "training snapshots": training_snapshots.MAX_FRAMES,
@@ -155,6 +155,24 @@ def test_temperature_static(few_states):
     box = explorers.temperature_explorer(static=True)
     _check_static(box, n_expected=2)
     _check_alt_text(box)
+    assert box.controls["tau"].options == ("1 (unscaled)", "8 (√d_k)")
+
+
+def test_temperature_names_its_random_vectors_neutrally():
+    import math
+
+    fig = temperature._temperature_figure(6, 64, 1, 0)
+    heatmap = fig.axes[0]
+    assert [t.get_text() for t in heatmap.get_yticklabels()] == [f"q{i}" for i in range(1, 7)]
+    assert [t.get_text() for t in heatmap.get_xticklabels()] == [f"k{i}" for i in range(1, 7)]
+    assert "unscaled" in heatmap.get_title()
+    assert "random" in fig.get_suptitle()
+    # The label of the uniform entropy sits right of its line, where no bar can reach.
+    (label,) = [t for ax in fig.axes for t in ax.texts if t.get_text().startswith("uniform")]
+    x_max = label.axes.get_xlim()[1]
+    assert math.log2(6) < label.get_position()[0] < x_max
+    with pytest.raises(ValueError, match="at least two"):
+        explorers.temperature_explorer(1, static=True)
 
 
 def test_positional_encoding_static(few_states):
@@ -168,12 +186,57 @@ def test_lr_schedule_static(few_states):
     _check_static(box, n_expected=2 * 2)
 
 
+def test_lr_schedule_buttons_and_labels_fit():
+    # the d_model buttons are 130 px wide: labels of more than 12 characters were cut off
+    assert all(len(label) <= 12 for _, label in lr_schedule._LR_SIZES)
+    for d_model, warmup in [(128, 100), (512, 100), (128, 8000), (1024, 2000)]:
+        fig = lr_schedule._lr_figure(d_model, warmup, 1.0, 20_000)
+        fig.draw_without_rendering()
+        ax = fig.axes[0]
+        boxes = [t.get_window_extent() for t in ax.texts]  # peak and warm-up labels
+        boxes.append(ax.get_legend().get_window_extent())
+        for i, box in enumerate(boxes):
+            assert not any(box.overlaps(other) for other in boxes[i + 1 :]), (d_model, warmup)
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        named = any(t.get_text().startswith("warm-up ends") for t in ax.texts)
+        assert named != (f"warm-up ends (step {warmup:,})" in legend)  # in one place
+
+
 def test_mask_static():
     box = explorers.mask_explorer(SMALL_BATCH[:1], static=True)
     _check_static(box, n_expected=2 * 2 * 1)
     # padding x causal x sentence: three levels of nesting
     assert all(isinstance(c, widgets.Stack) for c in box.stack.children)
     assert all(isinstance(cc, widgets.Stack) for c in box.stack.children for cc in c.children)
+
+
+def test_mask_batch_has_the_tokenizers_tokens():
+    from transformer_lib.pipeline.tokenizer import Tokenizer
+
+    tok = Tokenizer.load()
+    batch = masks.mask_batch()
+    assert len(batch) == len(masks.MASK_SENTENCES) and len({len(r) for r in batch}) == 1
+    for row, sentence in zip(batch, masks.MASK_SENTENCES):
+        real = [t for t in row if t != "<pad>"]
+        assert real == ["<bos>", *tok.tokens(sentence)]  # "▁Ich", not "Ich"
+    assert any(t == "<pad>" for row in batch for t in row)
+
+
+def test_mask_frame_text_is_readable_and_not_covered():
+    """Cell numbers and labels >= 11 CSS px; the colour bar stays clear of the title."""
+    from transformer_lib.views.explorers.frames import figure_to_png
+    from transformer_lib.views.text_size import png_text_size
+
+    fig = masks._mask_figure(masks.mask_batch(), True, True, 0)
+    png = figure_to_png(fig)
+    assert int.from_bytes(png[16:20], "big") <= 688  # shown at full size
+    assert png_text_size(png) >= 11
+    weights_ax = next(ax for ax in fig.axes if ax.get_title() == "Attention weights")
+    assert weights_ax.texts and min(t.get_fontsize() for t in weights_ax.texts) >= 10
+    renderer = fig.canvas.get_renderer()
+    title = weights_ax.title.get_window_extent(renderer)
+    colorbar = weights_ax.images[0].colorbar.ax.get_window_extent(renderer)
+    assert title.x1 <= colorbar.x0 or title.y1 <= colorbar.y0 or title.y0 >= colorbar.y1
 
 
 def test_attention_static(translator):
@@ -438,6 +501,8 @@ def test_training_snapshots_figure_rows_are_target_tokens(tmp_path):
             ". → <eos>",
         ]
         assert [t.get_text() for t in trained.get_xticklabels()] == ["▁The", "▁cat", "▁sleeps", "."]
+        # upright under their columns: at 45° the source tokens crowd into each other
+        assert all(t.get_rotation() == 90 for t in trained.get_xticklabels())
         assert trained.get_images()[0].get_array().shape == (5, 4)  # (T rows, S columns)
         assert untrained.get_images()[0].get_array().shape == (5, 4)  # 31 rows cut to max_rows
         assert "first 5 of 31" in untrained.get_title() and trained.get_title() == "step 1,000"
@@ -557,6 +622,10 @@ def test_bpe_static(monkeypatch):
     _check_static(box, n_expected=3)
     _check_alt_text(box)
     assert box.controls["merges"].index == 2  # all merges: the book's tokenizer
+    header = box.children[0].value  # says that the slider skips most merges
+    assert "one merge at a time" not in header
+    n_merges = bpe_merges.BpeReplay().n_merges
+    assert f"stops at 3 of the {n_merges + 1:,} stages" in header
     assert box.controls["sentence"].disabled
     notes = [c.value for c in box.children if isinstance(c, widgets.HTML)]
     assert any(explorers.KERNEL_NOTE in n for n in notes)
@@ -638,6 +707,18 @@ def test_head_explorer_live(translator):
     assert "Translation" in box.message.value
 
 
+def test_head_frame_text_is_at_least_12_css_px(translator):
+    """Two heatmaps share one frame; its token labels and titles stay well above 9 px."""
+    from transformer_lib.views.explorers.frames import figure_to_png
+    from transformer_lib.views.explorers.model_runs import _translate
+    from transformer_lib.views.text_size import png_text_size
+
+    fig = heads._head_figure(_translate(translator, heads.HEAD_SENTENCES[1]), 1, 0)
+    png = figure_to_png(fig)
+    assert int.from_bytes(png[16:20], "big") <= 688  # shown at full size
+    assert png_text_size(png) >= 12
+
+
 def test_chapter_1_to_4_frame_counts_stay_modest(translator):
     config = translator.model.config
     counts = {
@@ -675,3 +756,61 @@ def test_chapter_1_to_4_frames_have_readable_text(name, translator):
     texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
     smallest = min(t.get_fontsize() for t in texts) * FRAME_DPI / 72 * scale
     assert smallest >= 9, f"{name}: smallest text {smallest:.1f} CSS px"
+
+
+# --------------------------------------------------------------------------- chapter 13
+from transformer_lib.views.explorers import kv_cache  # noqa: E402
+
+
+def test_kv_cache_bytes_follow_the_formula():
+    # 2 (key and value) x layers x G x d_k x tokens x bytes
+    assert kv_cache.kv_cache_bytes(32, 32, 128, 32_768) == 16 * 2**30
+    assert kv_cache.kv_cache_bytes(32, 8, 128, 32_768) == 4 * 2**30  # 4 heads per group
+    assert kv_cache.kv_cache_bytes(6, 8, 64, 1, bytes_per_number=4) == 2 * 6 * 8 * 64 * 4
+    assert kv_cache.kv_cache_bytes(1, 1, 1, 0) == 0
+    with pytest.raises(ValueError):
+        kv_cache.kv_cache_bytes(32, 0, 128, 10)
+
+
+def test_kv_cache_static():
+    box = explorers.kv_cache_explorer(static=True)
+    groups = [g for g in range(1, 33) if 32 % g == 0]
+    frames = _check_static(box, n_expected=len(groups) * len(kv_cache._STATIC_CONTEXTS))
+    _check_alt_text(box)
+    assert list(box.controls["G"].options) == [str(g) for g in groups]
+    assert box.controls["G"].value == "8" and box.controls["context"].value == "32,768"
+    assert all(int.from_bytes(f[16:20], "big") <= 688 for f in frames)  # shown at full size
+
+
+def test_kv_cache_frames_have_readable_text():
+    from transformer_lib.views.explorers.frames import figure_to_png
+    from transformer_lib.views.text_size import png_text_size
+
+    for g, n in [(1, 1_024), (8, 32_768), (32, 131_072)]:
+        png = figure_to_png(kv_cache._cache_figure(g, n, kv_cache._STATIC_CONTEXTS))
+        scale = min(1.0, 688 / int.from_bytes(png[16:20], "big"))
+        assert png_text_size(png) * scale >= 9
+
+
+def test_kv_cache_figure_states_the_arithmetic():
+    fig = kv_cache._cache_figure(8, 32_768, kv_cache._STATIC_CONTEXTS)
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert "= 4.0 GiB" in texts and "multi-head (G = 32): 16.0 GiB" in texts
+    assert "grouping saves 75% (÷ 4)" in texts
+    line = next(ln for ln in fig.axes[0].lines if ln.get_linewidth() > 2)  # the chosen G
+    assert line.get_ydata()[0] == pytest.approx(
+        kv_cache.kv_cache_bytes(32, 8, 128, 1_024) / 2**30, rel=1e-3
+    )
+
+
+def test_kv_cache_live_redraws():
+    box = explorers.kv_cache_explorer(static=False)
+    _check_live(box)
+    before = _png(box)
+    box.controls["G"].value = "1"
+    _check_live(box)
+    after_g = _png(box)
+    assert after_g != before
+    box.controls["context"].value = 1_024
+    _check_live(box)
+    assert _png(box) != after_g

@@ -360,6 +360,55 @@ def test_label_smoothing_bars():
         plot_label_smoothing(np.array([0.5, 0.2]))
 
 
+def _noam(steps, d_model, warmup):
+    return d_model**-0.5 * np.minimum(steps**-0.5, steps * warmup**-1.5)
+
+
+def test_lr_schedule_warmup_labels_keep_clear_of_the_curves():
+    steps = np.arange(1, 12_001)
+    curves = {"paper": (steps, _noam(steps, 512, 4000)), "tiny": (steps, _noam(steps, 128, 400))}
+    fig = plot_lr_schedule(curves, warmup_steps=[400, 4000])
+    try:
+        ax = fig.axes[0]
+        fig.draw_without_rendering()
+        labels = [t for t in ax.texts if t.get_text().startswith("warm-up ends")]
+        assert [t.get_text() for t in labels] == [
+            "warm-up ends\n(step 400)",
+            "warm-up ends\n(step 4,000)",
+        ]
+        for text in labels:
+            box = text.get_window_extent()
+            for line in ax.get_lines()[:2]:  # the two schedules, not the dotted lines
+                x, y = ax.transData.transform(line.get_xydata()).T
+                hits = (x >= box.x0) & (x <= box.x1) & (y >= box.y0) & (y <= box.y1)
+                assert not hits.any(), f"{text.get_text()!r} is drawn across a curve"
+            assert not box.overlaps(ax.get_legend().get_window_extent())
+        # no room beside a line at the very start of a steep curve: named in the legend
+        fig2 = plot_lr_schedule({"steep": (steps, _noam(steps, 128, 10))}, warmup_steps=10)
+        legend = [t.get_text() for t in fig2.axes[0].get_legend().get_texts()]
+        assert legend == ["steep", "warm-up ends (step 10)"]
+        assert not fig2.axes[0].texts
+    finally:
+        plt.close("all")
+
+
+def test_label_smoothing_values_keep_clear_of_the_bars():
+    dist = np.full(8, 0.0125)
+    dist[4] = 0.9125
+    fig = plot_label_smoothing(dist, list("abcdefgh"), epsilon=0.1)
+    try:
+        ax = fig.axes[0]
+        fig.draw_without_rendering()
+        texts = [t for t in ax.texts if t.get_text()]
+        assert sorted(t.get_text() for t in texts) == ["0.0125"] * 7 + ["0.9125"]
+        bars = [p.get_window_extent() for p in ax.patches if p.get_height() > 0]
+        for text in texts:  # the correct token's value beside its bar, not on the hatched one
+            box = text.get_window_extent()
+            assert not any(box.overlaps(bar) for bar in bars), text.get_text()
+    finally:
+        plt.close(fig)
+
+
 def test_training_log_panels_and_missing_values():
     rows = [
         {"step": s, "loss": 5 / s, "lr": 1e-4 * s, "tokens_per_s": 1000.0}
@@ -416,6 +465,20 @@ def test_architecture_has_the_papers_blocks():
     for block in ("Masked\nMulti-Head\nAttention", "Feed\nForward", "Linear", "Softmax"):
         assert block in texts
     assert "Input\nEmbedding" in texts and "Output\nEmbedding" in texts
+
+
+def test_compact_architecture_fits_a_page_column_unshrunk():
+    def labels(fig):
+        return sorted((t.get_text(), t.get_fontsize()) for t in fig.axes[0].texts)
+
+    wide, compact = plot_architecture(), plot_architecture(compact=True)
+    assert labels(compact) == labels(wide)  # the same labels at the same sizes
+    widths = []
+    for fig in (wide, compact):
+        fig.set_dpi(100)
+        fig.canvas.draw()
+        widths.append(fig.get_tightbbox().width * 100)
+    assert widths[0] > 672 >= widths[1]
 
 
 def test_attention_diagram_panels():
@@ -475,7 +538,7 @@ CHAPTER_FIGURES = {
         logy=True,
     ),
     "ch1 table 1": lambda: plot_recurrence_vs_attention(d_model=512),
-    "ch1 architecture": lambda: plot_architecture(),
+    "ch1 architecture": lambda: plot_architecture(compact=True),
     "ch2 lengths": lambda: plot_length_histogram({"English": [3, 4, 18], "German": [2, 29]}),
     "ch2 norms": lambda: plot_embedding_norms(np.random.default_rng(0).normal(size=(30, 128))),
     "ch3 figure 2": lambda: plot_attention_diagram("scaled"),
@@ -516,6 +579,52 @@ def test_beam_search_tree():
     assert "beam size 2" in fig.axes[0].get_title()
     with pytest.raises(ValueError, match="empty"):
         plot_beam_search([])
+
+
+def test_beam_search_tree_names_its_node_kinds():
+    steps = [
+        [(["▁Tom"], -0.1), (["▁He"], -2.3)],
+        [(["▁Tom", "▁is"], -0.4), (["▁He", "▁is"], -2.9), (["▁Tom", "<eos>"], -1.0)],
+        [(["▁Tom", "▁is", "."], -0.5), (["▁Tom", "▁is", "<eos>"], -0.9)],
+    ]
+    fig = plot_beam_search(steps, best=["▁Tom", "▁is", "<eos>"])
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "chosen output (its path thick)",
+        "finished: ended with <eos>",
+        "in the beam, extended at the next step",
+        "in the beam, then dropped",
+        "in the beam when the search stopped",
+    ]
+    # the rows are no scale of log-probability (the scores are in the nodes)
+    assert "log" not in fig.axes[0].get_ylabel()
+    assert "beam size 2" in fig.axes[0].get_title()  # live hypotheses per step
+
+
+def test_self_vs_cross_attention_averaged_over_heads_fits_one_screen():
+    from matplotlib.text import Text
+
+    from transformer_lib.views.decoder_only import plot_self_vs_cross_attention
+
+    tokens = ["▁The", "▁boy", ".", "<sep>", "▁Der", "▁Junge", "."]  # L = 7
+    rng = np.random.default_rng(0)
+    square = rng.random((4, 7, 7))
+    square /= square.sum(-1, keepdims=True)
+    cross = _weights(4, 4, 3)  # (H, T, S)
+    args = (square, tokens, cross, ["<bos>", "▁Der", "▁Junge", "."], tokens[:3])
+    per_head = plot_self_vs_cross_attention(*args, block=(3, 3))
+    fig = plot_self_vs_cross_attention(*args, block=(3, 3), average_heads=True)
+    maps = [ax for ax in fig.axes if ax.images and ax.get_label() != "<colorbar>"]
+    assert len(maps) == 2 and len(per_head.axes) > len(fig.axes)
+    np.testing.assert_allclose(maps[0].images[0].get_array(), square.mean(0))
+    np.testing.assert_allclose(maps[1].images[0].get_array().sum(-1), 1.0, rtol=1e-6)
+    assert "mean of 4 heads" in maps[0].get_title()
+    fig.set_dpi(100)
+    fig.canvas.draw()
+    box = fig.get_tightbbox()
+    scale = min(1.0, 672 / (box.width * 100))
+    assert box.height * 100 * scale < 800  # about one screen at page width
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    assert min(t.get_fontsize() for t in texts) * 100 / 72 * scale >= 9
 
 
 # --- Jupyter integration ----------------------------------------------------------------------

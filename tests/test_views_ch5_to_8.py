@@ -96,6 +96,27 @@ def test_parameter_explorer_static():
     assert len(frames) <= 40
 
 
+def test_parameter_explorer_frames_share_one_scale(monkeypatch):
+    # Bars can be compared between frames only if every frame has the same x axis.
+    scales, largest = [], []
+    draw = parameters._breakdown_figure
+
+    def recording(config, label="", xmax=None):
+        fig = draw(config, label, xmax)
+        scales.append(fig.axes[0].get_xlim())
+        largest.append(max(parameters.parameter_breakdown(config).values()) / 1e6)
+        return fig
+
+    monkeypatch.setattr(parameters, "_breakdown_figure", recording)
+    parameters.parameter_explorer(static=True)
+    assert len(scales) == 2 * len(parameters._VARIANTS)
+    assert len(set(scales)) == 1 and scales[0][0] == 0
+    assert scales[0][1] > max(largest)  # the largest bar fits, with room for its label
+    # without a fixed scale, a figure fits its own configuration
+    small = draw(TransformerConfig.tiny(4000))
+    assert small.axes[0].get_xlim()[1] < scales[0][1]
+
+
 def test_parameter_explorer_live_redraws_every_knob():
     box = parameters.parameter_explorer(static=False)
     seen = {bytes(box.image.value)}
