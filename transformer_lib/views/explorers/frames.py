@@ -174,7 +174,9 @@ class _LayoutMemo:
 
 
 def _image_layout(widgets):
-    return widgets.Layout(max_width="100%", height="auto")
+    # No side margins: with the widgets' default 2 px each side, an image as wide as the
+    # page's output area would overflow it and make the area scroll sideways.
+    return widgets.Layout(max_width="100%", height="auto", margin="2px 0")
 
 
 def _header(widgets, title: str, description: str):
