@@ -6,6 +6,7 @@ still marked as a placeholder (class ``chapter-placeholder``) fails the figure c
 
 from __future__ import annotations
 
+import html as html_lib
 import importlib.util
 import json
 import re
@@ -166,3 +167,17 @@ def test_chapter_ran_top_to_bottom_like_run_all(chapter):
         assert "not attempted yet" not in solution, f"{chapter}: a solution fails its check"
     errors = re.findall(r'<div class="[^"]*\b(?:traceback|stderr)\b', body)
     assert not errors, f"{chapter}: a cell shows an error or writes to stderr"
+
+
+@built
+@pytest.mark.parametrize("page", PAGES)
+def test_no_raw_tex_in_the_text(page):
+    """Dollar math is typeset only in Markdown cells: Markdown printed by a code cell is
+    rendered as GitHub Markdown (``nb_render_markdown_format: gfm``), where ``$x$`` stays
+    as it is. Such text must use plain characters instead."""
+    body = _main_content(_html(page))
+    for pattern in (r"<script.*?</script>", r"<pre.*?</pre>", r'<(span|div) class="math.*?</\1>'):
+        body = re.sub(pattern, "", body, flags=re.S)
+    text = html_lib.unescape(re.sub(r"<[^>]+>", "", body))
+    raw = re.findall(r"\$[^$\n]{1,80}\$", text)
+    assert not raw, f"{page}: raw TeX left in the text: {raw[:5]}"
