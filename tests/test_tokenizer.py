@@ -93,6 +93,15 @@ def test_punctuation_is_separate(tokenizer):
     assert tokenizer.tokens("Geh.")[-1] == "."
 
 
+def test_repr_shows_the_pipeline_in_use(tokenizer, small_tokenizer):
+    # Read from the backend: both pre-tokenizers, not just the first.
+    for tok in (tokenizer, small_tokenizer):
+        assert repr(tok) == (
+            f"Tokenizer(vocab_size={tok.vocab_size}, normalizer=NFKC, "
+            "pre_tokenizer=Metaspace + Punctuation(isolated), model=BPE)"
+        )
+
+
 @pytest.mark.parametrize("text", ["我喜欢你。", "I like 🍕.", "Ich mag ☃ sehr."])
 def test_unseen_characters_become_unk(tokenizer, text):
     ids = tokenizer.encode(text)

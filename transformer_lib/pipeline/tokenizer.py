@@ -379,7 +379,24 @@ class Tokenizer:
         return self.backend.token_to_id(token)
 
     def __repr__(self) -> str:
-        return f"Tokenizer(vocab_size={self._vocab_size}, model=BPE, pre_tokenizer=Metaspace)"
+        # Read from the backend, so that it shows the pipeline actually in use.
+        spec = json.loads(self.backend.to_str())
+        stages = ", ".join(
+            f"{stage}={_describe_stage(spec.get(stage))}"
+            for stage in ("normalizer", "pre_tokenizer", "model")
+        )
+        return f"Tokenizer(vocab_size={self._vocab_size}, {stages})"
+
+
+def _describe_stage(spec: dict[str, Any] | None) -> str:
+    """One stage of a saved pipeline in a few words, e.g. ``Metaspace + Punctuation(isolated)``."""
+    if spec is None:
+        return "None"
+    parts = spec.get("pretokenizers", spec.get("normalizers"))
+    if spec.get("type") == "Sequence" and parts is not None:
+        return " + ".join(_describe_stage(part) for part in parts)
+    behavior = spec.get("behavior")
+    return str(spec.get("type")) + (f"({behavior.lower()})" if behavior else "")
 
 
 def train_tokenizer_from_corpus(
