@@ -91,25 +91,29 @@ def _cache_figure(n_kv_heads: int, tokens: int, contexts, model=MODEL):
                 linewidth=2.8 if mine else 1.2,
                 zorder=3 if mine else 2,
             )
-            if g in (1, H) or mine:
-                ax.text(
-                    x[-1] * 1.08,
-                    sizes[-1],
-                    f"G = {g}",
-                    va="center",
-                    fontsize=10,
-                    color="black" if mine else "#555555",
-                    fontweight="bold" if mine else "normal",
-                )
-        ax.plot([tokens], [_gib(chosen)], "o", color=OKABE_ITO[5], markersize=8, zorder=4)
+            ax.text(  # every line labelled, just right of the axes
+                1.03,
+                sizes[-1],
+                f"G = {g}",
+                va="center",
+                fontsize=10,
+                color="black" if mine else "#555555",
+                fontweight="bold" if mine else "normal",
+                transform=ax.get_yaxis_transform(),
+                clip_on=False,
+            )
+        ax.plot(
+            [tokens], [_gib(chosen)], "o", color=OKABE_ITO[5], markersize=8, zorder=4, clip_on=False
+        )
         ax.axvline(tokens, color="#888888", linestyle=":", linewidth=1)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log", base=2)
-        ax.set_xlim(min(contexts) / 1.3, max(contexts) * 2.6)
+        ax.set_xlim(min(contexts), max(contexts))  # the axis ends at the largest context
         low = _gib(kv_cache_bytes(L, 1, d_k, min(contexts), nb))
         high = _gib(kv_cache_bytes(L, H, d_k, max(contexts), nb))
         ax.set_ylim(low / 1.6, high * 1.6)
-        ax.xaxis.set_major_locator(LogLocator(base=4))
+        # the contexts themselves (every other one when there are many), the largest included
+        ax.set_xticks(list(contexts) if len(contexts) <= 6 else list(contexts)[::-2][::-1])
         ax.xaxis.set_minor_locator(NullLocator())
         ax.xaxis.set_major_formatter(
             FuncFormatter(lambda v, _: f"{v / 1024:g}k" if v >= 1024 else f"{v:g}")
