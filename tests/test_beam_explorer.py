@@ -103,6 +103,17 @@ def test_static_explorer_frames_switch_in_the_browser(translator):
     assert outer.children[0].selected_index == LENGTH_PENALTIES.index(0.6)
 
 
+@pytest.mark.parametrize("static", [True, False])
+def test_alpha_label_and_buttons_share_a_row_of_their_own(translator, static):
+    """Beside the beam-size slider the α buttons wrapped away from their label."""
+    box = beam_explorer(translator, SENTENCE, static=static)
+    alpha = box.controls["alpha"]
+    assert alpha in box.children  # a row of the explorer, not half of an HBox
+    assert not any(alpha in row.children for row in find_widgets(box, widgets.HBox))
+    assert alpha.description == "α"
+    assert alpha.layout.display == "flex" and alpha.layout.flex_flow == "row nowrap"
+
+
 def test_live_explorer_redraws_and_explains_bad_input(translator):
     box = beam_explorer(translator, SENTENCE, static=False)
     first = bytes(box.image.value)

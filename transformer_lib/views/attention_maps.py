@@ -393,7 +393,8 @@ def plot_head_statistics(
     cm = mpl.colormaps[SEQUENTIAL_CMAP].with_extremes(bad="#DDDDDD")
     im = ax.imshow(np.ma.masked_invalid(data), cmap=cm, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(np.arange(n_cols))
-    ax.set_xticklabels(cols, rotation=30, ha="right", rotation_mode="anchor")
+    # 45°: at 30° a long label (“first token”) runs into its left neighbour's end.
+    ax.set_xticklabels(cols, rotation=45, ha="right", rotation_mode="anchor")
     ax.set_yticks(np.arange(n_rows))
     ax.set_yticklabels(rows)
     ax.set_xlabel(xlabel)

@@ -226,8 +226,13 @@ def beam_explorer(translator, english: str, *, static: bool | None = None):
         options=[f"{a:g}" for a in LENGTH_PENALTIES],
         index=LENGTH_PENALTIES.index(0.6),
         description="α",
-        style={"button_width": "64px"},
+        style={"button_width": "64px", "description_width": "initial"},
+        # The book's widget manager draws the label inline and the buttons as a block
+        # under it; a flex row keeps the buttons beside their label.
+        layout=widgets.Layout(display="flex", flex_flow="row nowrap", align_items="center"),
     )
+    # One row per control, so that a narrow page cannot push the buttons under the slider.
+    control_rows = [beam, alpha]
     if _want_static(static):
         frames = [
             [figure_to_png(_beam_figure(translator, english, k, a)) for a in LENGTH_PENALTIES]
@@ -239,7 +244,7 @@ def beam_explorer(translator, english: str, *, static: bool | None = None):
             "Move the beam size and choose the length-penalty exponent α: the tree shows the "
             "hypotheses kept after every step, and the list under it the finished ones with "
             "the scores that rank them. k = 1 is greedy decoding.",
-            [widgets.HBox([beam, alpha])],
+            control_rows,
             {"beam": beam, "alpha": alpha},
             [beam, alpha],
             frames,
@@ -262,7 +267,7 @@ def beam_explorer(translator, english: str, *, static: bool | None = None):
         widgets,
         title,
         "Change the beam size and α, or type another sentence (recomputed live).",
-        [widgets.HBox([beam, alpha]), sentence],
+        [*control_rows, sentence],
         {"beam": beam, "alpha": alpha, "sentence": sentence},
         draw,
         [beam, alpha, sentence],
