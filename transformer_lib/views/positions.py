@@ -44,6 +44,7 @@ def plot_positional_encoding(
     *,
     ax: Axes | None = None,
     cmap: str = DIVERGING_CMAP,
+    interpolation: str = "nearest",
 ) -> Figure:
     """Heatmap of a positional-encoding table: x = embedding dimension, y = position (ch. 5).
 
@@ -56,11 +57,24 @@ def plot_positional_encoding(
 
     Args:
         pe: ``(L, D)`` table (``(1, L, D)`` works too).
+        interpolation: passed to ``imshow``. ``"nearest"`` shows every cell as it is
+            while each column gets a few pixels; when the table has more columns than
+            the panel has pixels, a smoothing filter (``"gaussian"``) blends neighbouring
+            columns instead of picking some and skipping others, which would draw
+            stripes (moiré) that are not in the data.
     """
     data = _squeeze_to(pe, 2, "pe", "plot_positional_encoding", "(L, D)").astype(float)
     lim = max(1.0, _symmetric_limit(data))
     fig, ax = _figure_and_axes(ax, (8.0, 4.6))
-    im = ax.imshow(data, cmap=cmap, vmin=-lim, vmax=lim, aspect="auto", interpolation="nearest")
+    im = ax.imshow(
+        data,
+        cmap=cmap,
+        vmin=-lim,
+        vmax=lim,
+        aspect="auto",
+        interpolation=interpolation,
+        interpolation_stage="data",  # average the values, then colour them
+    )
     ax.set_xlabel("embedding dimension dim (pair i = dims 2i, 2i+1)")
     ax.set_ylabel("position in the sequence (pos)")
     ax.set_title(title)

@@ -53,9 +53,19 @@ def _pe_figure(d_model: int, length: int, pair: int):
         # 8.6 inches = 688 px at FRAME_DPI: shown at full size, every text at 11 pt or more
         # (12.2 CSS px).
         fig = _figure((8.6, 5.2), layout="constrained")
-        fig.get_layout_engine().set(wspace=0.06)
+        # room at the bottom for the colour bar, which the layout does not see
+        fig.get_layout_engine().set(wspace=0.06, rect=(0, 0.08, 1, 0.92))
         ax0, ax1 = fig.subplots(1, 2, width_ratios=[1.1, 1])
-        plot_positional_encoding(pe, ax=ax0, title=f"The table; arrows: pair i = {pair}")
+        # 256 or 512 columns in a panel about 290 px wide: "nearest" would show some
+        # columns and skip others, drawing stripes (moiré) that are not in the data; a
+        # Gaussian filter blends neighbouring columns instead.
+        interpolation = "gaussian" if d_model > 128 else "nearest"
+        plot_positional_encoding(
+            pe,
+            ax=ax0,
+            title=f"The table; arrows: pair i = {pair}",
+            interpolation=interpolation,
+        )
         ax0.set_xlabel("dimension dim (pair i: 2i, 2i+1)")
         # The pair's columns may be one pixel wide: mark them with a dashed line and arrows.
         x = dims[0] + (len(dims) - 1) / 2
@@ -71,9 +81,13 @@ def _pe_figure(d_model: int, length: int, pair: int):
                 markeredgecolor="white",
                 markeredgewidth=1.5,
             )
-        colorbar = ax0.images[0].colorbar
+        # The colour bar goes under the table, so that its label is not next to the right
+        # panel's y label.
+        ax0.images[0].colorbar.remove()
+        cax = ax0.inset_axes([0.0, -0.3, 1.0, 0.045])
+        colorbar = fig.colorbar(ax0.images[0], cax=cax, orientation="horizontal")
         colorbar.set_ticks([-1, -0.5, 0, 0.5, 1])
-        colorbar.set_label("PE(pos, dim)")
+        colorbar.set_label("colour: PE(pos, dim)")
         plot_sinusoids(pe, dims=dims, ax=ax1, stacked=False, title=f"Columns {dims}")
         ax1.set_ylabel("PE(pos, dim)")
         ax1.get_legend().remove()  # below the panel instead of beside it: more room
@@ -138,7 +152,9 @@ def positional_encoding_explorer(
             widgets,
             title,
             "Choose d_model and slide through the column pairs, from fast (left of the table) "
-            "to slow (right).",
+            "to slow (right). At d_model = 512 the table has more columns than the panel has "
+            "pixels, so neighbouring columns are blended: where the sines are near 0 and the "
+            "cosines near 1, their blend shows as one pale red.",
             [dm, frac],
             {"d_model": dm, "fraction": frac},
             [dm, frac],
