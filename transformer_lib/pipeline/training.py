@@ -67,7 +67,9 @@ def select_device(device: str | torch.device | None = "auto") -> torch.device:
 class TrainingConfig:
     """Hyper-parameters of the loop (the model's own are in :class:`TransformerConfig`)."""
 
-    max_tokens: int = 2048  # batch budget: padded tokens per batch, B · max(S, T) (§5.1: 25k)
+    # batch budget: padded tokens per batch, B · max(S, T); §5.1 counts about 25k source
+    # plus 25k target tokens per batch instead
+    max_tokens: int = 2048
     lr_factor: float = 1.0  # scale of the Noam schedule (§5.3 uses 1)
     warmup: int = 400  # warm-up steps (§5.3: 4000 for 100k steps; far fewer here)
     label_smoothing: float = 0.1  # ε_ls (§5.4)

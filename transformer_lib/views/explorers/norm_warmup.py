@@ -242,7 +242,11 @@ def norm_warmup_explorer(runs: dict[str, Any] | None = None, *, static: bool | N
         options=[f"{w} steps" if w else "none" for w in warmups],
         index=0,
         description="warm-up",
-        style={"button_width": "80px"},
+        style={"button_width": "80px", "description_width": "initial"},
+        # label and buttons on one line, as one block that never shrinks
+        layout=widgets.Layout(
+            display="flex", flex_flow="row nowrap", align_items="center", flex="0 0 auto"
+        ),
     )
     frames = [[figure_to_png(_curves_figure(runs, v, w)) for w in warmups] for v in lrs]
     return _static_explorer(
@@ -250,7 +254,8 @@ def norm_warmup_explorer(runs: dict[str, Any] | None = None, *, static: bool | N
         "Post-LN vs pre-LN over five seeds",
         "Each line is one seed (its own initial weights and batches). Choose the learning "
         "rate and switch the warm-up on and off.",
-        [widgets.HBox([lr, warm])],
+        # if the row is too narrow, the warm-up control moves down as a whole
+        [widgets.HBox([lr, warm], layout=widgets.Layout(flex_flow="row wrap"))],
         {"lr": lr, "warmup": warm},
         [lr, warm],
         frames,
