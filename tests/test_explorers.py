@@ -803,6 +803,16 @@ def test_kv_cache_figure_states_the_arithmetic():
     )
 
 
+def test_kv_cache_figure_labels_every_line_and_ends_at_the_largest_context():
+    for contexts in (kv_cache._STATIC_CONTEXTS, kv_cache._LIVE_CONTEXTS):
+        fig = kv_cache._cache_figure(4, 4_096, contexts)
+        ax = fig.axes[0]
+        labels = {t.get_text() for t in ax.texts}
+        assert labels >= {f"G = {g}" for g in (1, 2, 4, 8, 16, 32)}
+        assert ax.get_xlim()[1] == pytest.approx(max(contexts))
+        assert max(ax.get_xticks()) == pytest.approx(max(contexts))  # the end is labelled
+
+
 def test_kv_cache_live_redraws():
     box = explorers.kv_cache_explorer(static=False)
     _check_live(box)

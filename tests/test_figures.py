@@ -711,6 +711,20 @@ def test_head_statistics_rows_are_heads_and_nan_cells_stay_blank():
         plot_head_statistics(values, ["a"], ["x", "y", "z"])
 
 
+def test_head_statistics_column_labels_stay_apart():
+    """Chapter 11's six statistics: no rotated label runs into its neighbour."""
+    stats = ["previous", "same", "next", "first token", "punctuation", "spread"]
+    labels = [f"enc L{i // 4} h{i % 4}" for i in range(16)] + ["uniform (encoder)", "u"]
+    fig = plot_head_statistics(np.full((18, 6), 0.5), labels, stats, row_groups=[8, 8, 2])
+    assert fig.get_size_inches()[0] <= 6.6
+    fig.canvas.draw()
+    (ax,) = _heatmap_axes(fig)
+    boxes = {t.get_text(): t.get_window_extent() for t in ax.get_xticklabels()}
+    # A long label hangs down to the left of its tick: at 30° "first token" began where
+    # "next" ended and the two read as one phrase.
+    assert boxes["next"].x1 + 2 < boxes["first token"].x0
+
+
 def test_attention_alignment_outlines_cells_and_marks_row_maxima():
     w = np.array([[0.7, 0.1, 0.1, 0.1, 0.0], [0.0, 0.2, 0.8, 0.0, 0.0]])
     fig = plot_attention_alignment(w, TGT[:2], SRC, [(0, 0), (1, 1)])

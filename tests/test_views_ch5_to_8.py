@@ -187,6 +187,19 @@ def test_norm_warmup_explorer(stored):
     assert len(rows) == 4 and all(len(r) == 1 + len(grid["lr"]) for r in rows)
 
 
+def test_norm_warmup_controls_keep_label_and_buttons_together(stored):
+    """The warm-up label and its buttons form one row that never shrinks or splits; when the
+    page is too narrow for the slider and the buttons, the row wraps between the two."""
+    box = norm_warmup.norm_warmup_explorer(stored)
+    lr, warm = box.controls["lr"], box.controls["warmup"]
+    row = next(c for c in box.children if lr in getattr(c, "children", ()))
+    assert warm in row.children and row.layout.flex_flow == "row wrap"
+    assert (warm.layout.display, warm.layout.flex_flow) == ("flex", "row nowrap")
+    assert warm.layout.flex == "0 0 auto"
+    # both controls still switch the frames (links that the browser follows)
+    assert {id(link.source[0]) for link in box.links} >= {id(lr), id(warm)}
+
+
 def test_missing_runs_file_says_how_to_make_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="scripts/norm_warmup_runs.py"):
         norm_warmup.load_runs(tmp_path / "none.json")
@@ -235,6 +248,33 @@ def test_positional_frames_are_shown_at_full_size_with_large_text():
     png = figure_to_png(positions._pe_figure(128, 100, 63))
     assert int.from_bytes(png[16:20], "big") <= 688  # not shrunk by the page
     assert png_text_size(png) >= 12
+
+
+def test_wide_encoding_tables_are_averaged_not_aliased():
+    """512 columns in a panel about 300 px wide: "nearest" would show some columns and skip
+    the others, drawing stripes (moiré) that are not in the table; 128 columns keep
+    "nearest", two pixels or more per column."""
+    wide = positions._pe_figure(512, 100, 32).axes[0].images[0]
+    narrow = positions._pe_figure(128, 100, 32).axes[0].images[0]
+    assert wide.get_interpolation() != "nearest"
+    assert narrow.get_interpolation() == "nearest"
+    default = plot_positional_encoding(_pe(20, 16)).axes[0].images[0]
+    assert default.get_interpolation() == "nearest"  # chapter 5's Fig. 5.1 is unchanged
+
+
+def test_positional_frame_colour_bar_label_is_apart_from_the_curves_label():
+    """The colour bar lies under the table, not beside the right panel's y axis, and its
+    label says it is a colour scale."""
+    frame = positions._pe_figure(128, 100, 63)
+    frame.canvas.draw()
+    table, curves = frame.axes[0], frame.axes[-1]
+    colorbar = table.images[0].colorbar
+    assert colorbar.orientation == "horizontal"
+    renderer = frame.canvas.get_renderer()
+    bar, box = colorbar.ax.get_window_extent(renderer), table.get_window_extent(renderer)
+    assert bar.y1 < box.y0 and bar.x1 <= box.x1 + 1  # under the table
+    assert colorbar.ax.get_xlabel() != curves.get_ylabel()
+    assert "colour" in colorbar.ax.get_xlabel()
 
 
 # --------------------------------------------------------------------------- chapter 6
