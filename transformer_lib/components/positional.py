@@ -55,7 +55,8 @@ class SinusoidalPositionalEncoding(nn.Module):
     def __init__(self, max_len: int, d_model: int):
         super().__init__()
         self.max_len = max_len
-        # A buffer, not a parameter: saved with the model, never trained.
+        # A buffer, not a parameter: it moves with .to(device) and is never trained; being
+        # non-persistent, it stays out of the state_dict and is rebuilt from the formula.
         self.register_buffer(
             "pe", sinusoidal_positional_encoding(max_len, d_model), persistent=False
         )
