@@ -156,6 +156,7 @@ def beam_search_loop(
     alpha: float,
     config,
     never: tuple[int, ...] = (),
+    on_step=None,
 ) -> list[list[Hypothesis]]:
     """The search of :func:`beam_search`, for any model that extends a start sequence.
 
@@ -172,6 +173,11 @@ def beam_search_loop(
         alpha: length-penalty exponent; ``|Y|`` counts the added tokens.
         config: the model config (``pad_id``, ``bos_id``, ``eos_id``, ``vocab_size``).
         never: ids never to generate besides ``<pad>`` and ``<bos>``.
+        on_step: if given, called after every step ``t`` for each sentence ``b`` still
+            searching, as ``on_step(b, t, candidates, live, finished)``: its ``2K`` best
+            extensions and the ones kept live, each as ``(ids, log P)`` with ``ids``
+            including ``start``, best first, and the hypotheses finished at this step.
+            For following the search (``views.explorers.beam.trace_beam_search``).
 
     Returns:
         For each sentence, its finished :class:`Hypothesis` list (unsorted); ``tokens``
@@ -200,7 +206,7 @@ def beam_search_loop(
         for b in range(B):
             if done[b]:
                 continue
-            kept = 0
+            kept, n_finished = 0, len(finished[b])
             for lp, k, tok in zip(top_logp_l[b], top_beam_l[b], top_tok_l[b]):
                 if lp == float("-inf"):
                     break
@@ -213,6 +219,22 @@ def beam_search_loop(
                     kept += 1
                 if kept == K and (len(finished[b]) >= K or not last_step):
                     break
+            if on_step is not None:
+                prefix = [ys[b * K + k].tolist() for k in range(K)]
+                on_step(
+                    b,
+                    t,
+                    [
+                        (prefix[k] + [tok], lp)
+                        for lp, k, tok in zip(top_logp_l[b], top_beam_l[b], top_tok_l[b])
+                        if lp != float("-inf")
+                    ],
+                    [
+                        (prefix[k] + [tok], lp)
+                        for k, tok, lp in zip(new_beam[b], new_tok[b], new_logp[b][:kept])
+                    ],
+                    finished[b][n_finished:],
+                )
             if len(finished[b]) >= K or last_step:
                 done[b] = True
                 new_logp[b] = [float("-inf")] * K
@@ -235,6 +257,7 @@ def beam_search(
     max_len: int | None = None,
     n_best: int = 1,
     return_hypotheses: bool = False,
+    on_step=None,
 ):
     """Beam search with the GNMT length penalty, batched over sentences.
 
@@ -259,6 +282,7 @@ def beam_search(
         n_best: With ``return_hypotheses``, how many hypotheses per sentence to return.
         return_hypotheses: Return ``B`` lists of :class:`Hypothesis`, best first, instead
             of a tensor.
+        on_step: Called after every step of the search (see :func:`beam_search_loop`).
 
     Returns:
         ``(B, L)`` ids of each sentence's best hypothesis (``<bos>`` first, padded after
@@ -279,7 +303,9 @@ def beam_search(
     def step(ys: Tensor) -> Tensor:  # the newest token of every hypothesis → (B·K, V)
         return model.decode(ys[:, -1:], memory, src_mask, cache=cache)[:, -1]
 
-    finished = beam_search_loop(step, cache.reorder, start, B, K, limit - 1, alpha, c)
+    finished = beam_search_loop(
+        step, cache.reorder, start, B, K, limit - 1, alpha, c, on_step=on_step
+    )
     results = [sorted(h, key=lambda x: x.score, reverse=True) for h in finished]
     if return_hypotheses:
         return [r[:n_best] for r in results]

@@ -67,59 +67,27 @@ class BeamTrace:
 def trace_beam_search(translator, english: str, beam_size: int = 4, alpha: float = 0.6):
     """Run the library's beam search on one sentence and record every step.
 
-    The decoder is wrapped in the ``step`` function that
-    :func:`~transformer_lib.pipeline.decoding.beam_search_loop` calls, set up exactly as
-    :func:`~transformer_lib.pipeline.decoding.beam_search` does it, and the wrapper keeps
-    the hypotheses the loop extends and their next-token logits. From them each step's
-    ``2k`` best candidates are rebuilt with the loop's own arithmetic. The finished
-    hypotheses are the loop's own; the result equals ``beam_search``'s.
+    :func:`~transformer_lib.pipeline.decoding.beam_search` reports each step of its loop
+    (``on_step``): the ``2k`` best candidates, the hypotheses it kept live and those it
+    set aside as finished. The finished hypotheses are the search's own.
 
     Returns:
         A :class:`BeamTrace`.
     """
-    import torch
-    import torch.nn.functional as F
-
-    from ...pipeline.decoding import _never_generate, beam_search_loop, max_output_length
+    from ...pipeline.decoding import beam_search, max_output_length
 
     model, tok = translator.model, translator.tokenizer
     if not tok.encode(english):
         raise InputProblem("Type an English sentence (the source is empty).")
-    c, K = model.config, beam_size
     src = translator.encode(english).to(next(model.parameters()).device)  # (1, S)
-    calls = []  # (hypotheses (K, t), their next-token logits (K, V)) per step
-    with torch.no_grad():
-        memory, src_mask = model.encode(src)
-        memory = memory.repeat_interleave(K, dim=0)  # (K, S, D): one row per hypothesis
-        src_mask = src_mask.repeat_interleave(K, dim=0)
-        cache = model.new_cache()
+    steps: list[TracedStep] = []
 
-        def step(ys):
-            logits = model.decode(ys[:, -1:], memory, src_mask, cache=cache)[:, -1]
-            calls.append((ys, logits))
-            return logits
+    def record(b, t, candidates, live, finished):
+        steps.append(TracedStep(candidates, live, finished))
 
-        start = torch.full((K, 1), c.bos_id, dtype=torch.long, device=src.device)
-        limit = max_output_length(src.size(1), c.max_len)
-        finished = beam_search_loop(step, cache.reorder, start, 1, K, limit - 1, alpha, c)[0]
-        steps = []
-        beam_logp = [0.0] + [float("-inf")] * (K - 1)  # only beam 0 is live at first
-        for t, (ys, logits) in enumerate(calls, start=1):
-            logp = F.log_softmax(_never_generate(logits.float(), c), dim=-1)  # (K, V)
-            cand = torch.tensor(beam_logp, device=logp.device)[:, None] + logp
-            top_logp, top_idx = cand.view(1, -1).topk(min(2 * K, cand.numel()), dim=-1)
-            candidates = [
-                (ys[i // c.vocab_size].tolist() + [i % c.vocab_size], lp)
-                for lp, i in zip(top_logp[0].tolist(), top_idx[0].tolist())
-                if lp != float("-inf")
-            ]
-            live = []
-            if t < limit - 1:  # at the length limit every candidate is finished
-                live = [h for h in candidates if h[0][-1] != c.eos_id][:K]
-            done = [h for h in finished if len(h.tokens) - 1 == t]
-            steps.append(TracedStep(candidates, live, done))
-            beam_logp = [lp for _, lp in live] + [float("-inf")] * (K - len(live))
-    return BeamTrace(steps, finished, limit - 1)
+    beam_search(model, src, beam_size, alpha, n_best=beam_size, on_step=record)
+    finished = [h for s in steps for h in s.finished]
+    return BeamTrace(steps, finished, max_output_length(src.size(1), model.config.max_len) - 1)
 
 
 def beam_steps(translator, english: str, beam_size: int = 4, alpha: float = 0.6):
