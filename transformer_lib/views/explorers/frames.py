@@ -179,6 +179,32 @@ def _image_layout(widgets):
     return widgets.Layout(max_width="100%", height="auto", margin="2px 0")
 
 
+def _count_slider(widgets, values: Sequence[int], value: int, description: str, static: bool):
+    """A slider over ``values`` (counts, shown with thousands separators) set to ``value``
+    (to the middle one when ``value`` is not among them).
+
+    Static: options are the labels, as the frame stack is linked by index; it moves while
+    dragged. Live: each label carries its number, and the figure is redrawn on release.
+    """
+    common = dict(
+        description=description,
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width="420px"),
+    )
+    if static:
+        return widgets.SelectionSlider(
+            options=[f"{v:,}" for v in values],
+            index=values.index(value) if value in values else len(values) // 2,
+            continuous_update=True,
+            **common,
+        )
+    if value not in values:
+        value = values[len(values) // 2]
+    return widgets.SelectionSlider(
+        options=[(f"{v:,}", v) for v in values], value=value, continuous_update=False, **common
+    )
+
+
 def _header(widgets, title: str, description: str):
     return widgets.HTML(
         f"<div style='line-height:1.35'><b>{html.escape(title)}</b><br>"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .frames import (
+    _count_slider,
     _figure,
     _LayoutMemo,
     _live_explorer,
@@ -200,14 +201,7 @@ def kv_cache_explorer(*, static: bool | None = None):
     )
     if _want_static(static):
         contexts = _STATIC_CONTEXTS
-        n = widgets.SelectionSlider(
-            options=[f"{v:,}" for v in contexts],
-            index=contexts.index(32_768),
-            description="context (tokens)",
-            continuous_update=True,
-            style={"description_width": "initial"},
-            layout=widgets.Layout(width="420px"),
-        )
+        n = _count_slider(widgets, contexts, 32_768, "context (tokens)", static=True)
         frames = [
             [figure_to_png(_cache_figure(gv, nv, contexts)) for nv in contexts] for gv in groups
         ]
@@ -227,14 +221,7 @@ def kv_cache_explorer(*, static: bool | None = None):
             "multi-head attention.",
         )
     contexts = _LIVE_CONTEXTS
-    n = widgets.SelectionSlider(
-        options=[(f"{v:,}", v) for v in contexts],
-        value=32_768,
-        description="context (tokens)",
-        continuous_update=False,
-        style={"description_width": "initial"},
-        layout=widgets.Layout(width="420px"),
-    )
+    n = _count_slider(widgets, contexts, 32_768, "context (tokens)", static=False)
     memo = _LayoutMemo()
 
     def draw() -> tuple[bytes, str]:

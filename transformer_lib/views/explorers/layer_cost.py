@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .frames import (
+    _count_slider,
     _figure,
     _LayoutMemo,
     _live_explorer,
@@ -138,14 +139,7 @@ def layer_cost_explorer(kernel_size: int = 3, *, static: bool | None = None):
     )
     if _want_static(static):
         lengths, widths = _STATIC_LENGTHS, _STATIC_WIDTHS
-        n = widgets.SelectionSlider(
-            options=[f"{v:,}" for v in lengths],
-            index=lengths.index(128) if 128 in lengths else len(lengths) // 2,
-            description="n (tokens)",
-            continuous_update=True,
-            style={"description_width": "initial"},
-            layout=widgets.Layout(width="420px"),
-        )
+        n = _count_slider(widgets, lengths, 128, "n (tokens)", static=True)
         d = widgets.ToggleButtons(
             options=[f"{v:,}" for v in widths],
             index=widths.index(512) if 512 in widths else 0,
@@ -169,14 +163,7 @@ def layer_cost_explorer(kernel_size: int = 3, *, static: bool | None = None):
             "path length, on logarithmic axes.",
         )
     lengths, widths = _LIVE_LENGTHS, _LIVE_WIDTHS
-    n = widgets.SelectionSlider(
-        options=[(f"{v:,}", v) for v in lengths],
-        value=128,
-        description="n (tokens)",
-        continuous_update=False,
-        style={"description_width": "initial"},
-        layout=widgets.Layout(width="420px"),
-    )
+    n = _count_slider(widgets, lengths, 128, "n (tokens)", static=False)
     d = widgets.Dropdown(
         options=[(f"{v:,}", v) for v in widths],
         value=512,
