@@ -16,6 +16,7 @@ import pytest
 
 widgets = pytest.importorskip("ipywidgets")
 
+from figure_text import FRAME_COLUMN_PX, smallest_text_css_px  # noqa: E402
 from ipywidgets.widgets.widget_link import Link  # noqa: E402
 from widget_tree import find_widgets, shipped_or_random_translator  # noqa: E402
 
@@ -733,7 +734,6 @@ def test_chapter_1_to_4_frame_counts_stay_modest(translator):
 @pytest.mark.parametrize("name", ["layer_cost", "bpe", "embedding_scale", "heads"])
 def test_chapter_1_to_4_frames_have_readable_text(name, translator):
     """Drawn at FRAME_DPI and shown at most 688 CSS px wide, no text is under 9 px."""
-    from matplotlib.text import Text
 
     from transformer_lib.views.explorers.frames import FRAME_DPI
     from transformer_lib.views.explorers.model_runs import _translate
@@ -750,11 +750,7 @@ def test_chapter_1_to_4_frames_have_readable_text(name, translator):
         )
     else:
         fig = heads._head_figure(_translate(translator, heads.HEAD_SENTENCES[0]), 0, 0)
-    fig.set_dpi(FRAME_DPI)
-    fig.canvas.draw()
-    scale = min(1.0, 688 / (fig.get_figwidth() * FRAME_DPI))
-    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    smallest = min(t.get_fontsize() for t in texts) * FRAME_DPI / 72 * scale
+    smallest = smallest_text_css_px(fig, FRAME_DPI, FRAME_COLUMN_PX, tight=False)
     assert smallest >= 9, f"{name}: smallest text {smallest:.1f} CSS px"
 
 

@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from figure_text import smallest_text_css_px  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from transformer_lib.views import (  # noqa: E402
@@ -560,16 +561,10 @@ CHAPTER_FIGURES = {
 @pytest.mark.parametrize("name", sorted(CHAPTER_FIGURES))
 def test_chapter_1_to_4_figures_are_readable_at_page_width(name):
     """Shown in a 672-px text column (a 1280-px window), no text is under 9 CSS px."""
-    from matplotlib.text import Text
 
     fig = CHAPTER_FIGURES[name]()
-    fig.set_dpi(100)
-    fig.canvas.draw()
-    width_px = fig.get_tightbbox().width * 100  # the inline backend saves tight
-    scale = min(1.0, 672 / width_px)
-    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    smallest = min(t.get_fontsize() for t in texts) * 100 / 72 * scale
-    assert smallest >= 9, f"{name}: smallest text {smallest:.1f} CSS px (shown at {scale:.0%})"
+    smallest = smallest_text_css_px(fig)  # the inline backend saves tight, at 100 dpi
+    assert smallest >= 9, f"{name}: smallest text {smallest:.1f} CSS px"
 
 
 def test_beam_search_tree():
@@ -601,7 +596,6 @@ def test_beam_search_tree_names_its_node_kinds():
 
 
 def test_self_vs_cross_attention_averaged_over_heads_fits_one_screen():
-    from matplotlib.text import Text
 
     from transformer_lib.views.decoder_only import plot_self_vs_cross_attention
 
@@ -623,8 +617,7 @@ def test_self_vs_cross_attention_averaged_over_heads_fits_one_screen():
     box = fig.get_tightbbox()
     scale = min(1.0, 672 / (box.width * 100))
     assert box.height * 100 * scale < 800  # about one screen at page width
-    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    assert min(t.get_fontsize() for t in texts) * 100 / 72 * scale >= 9
+    assert smallest_text_css_px(fig) >= 9
 
 
 # --- Jupyter integration ----------------------------------------------------------------------

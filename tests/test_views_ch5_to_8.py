@@ -14,7 +14,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from figure_text import FRAME_COLUMN_PX, smallest_text_css_px  # noqa: E402
 
 from transformer_lib import Transformer, TransformerConfig, count_parameters  # noqa: E402
 from transformer_lib.views.explorers import norm_warmup, parameters, positions  # noqa: E402
@@ -302,7 +302,6 @@ def test_mask_grid_that_is_not_a_mask_gets_its_own_axes_and_legend():
 @pytest.mark.parametrize("which", ["positions", "masks", "parameters", "norm_warmup"])
 def test_explorer_frames_stay_readable_at_page_width(which, stored):
     """Frames are 80-dpi PNGs shown at most 688 CSS pixels wide: text stays >= 9 px."""
-    import matplotlib as mpl
 
     from transformer_lib.views.explorers import masks
 
@@ -312,39 +311,10 @@ def test_explorer_frames_stay_readable_at_page_width(which, stored):
         "parameters": lambda: parameters._breakdown_figure(TransformerConfig.base(37000), "base"),
         "norm_warmup": lambda: norm_warmup._curves_figure(stored, 3e-3, 50),
     }[which]()
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    sizes = [
-        t.get_fontsize()
-        for t in fig.findobj(mpl.text.Text)
-        if t.get_visible() and t.get_text().strip() and t.get_window_extent(renderer).width > 0
-    ]
-    width_px = fig.get_figwidth() * 80
-    assert min(sizes) * 80 / 72 * min(1.0, 688 / width_px) >= 9.0
+    assert smallest_text_css_px(fig, 80, FRAME_COLUMN_PX, tight=False) >= 9.0
 
 
 # --------------------------------------------------------------------------- figures
-#: Width in CSS pixels of a figure in the article column of a chapter page, 1280-px window.
-PAGE_PX = 672
-
-
-def smallest_text_css_px(fig: Figure, dpi: float = 100, page_px: float = PAGE_PX) -> float:
-    """The smallest visible text of ``fig`` in CSS pixels once the page scales it to fit.
-
-    Inline figures are saved at ``dpi`` with a tight bounding box and shown at their own
-    size, or shrunk to the column's width when they are wider.
-    """
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    sizes = [
-        t.get_fontsize()
-        for t in fig.findobj(matplotlib.text.Text)
-        if t.get_visible() and t.get_text().strip() and t.get_window_extent(renderer).width > 0
-    ]
-    width_px = fig.get_tightbbox(renderer).width * dpi
-    return min(sizes) * dpi / 72 * min(1.0, page_px / width_px)
-
-
 def _pe(length: int, d_model: int) -> np.ndarray:
     pos = np.arange(length)[:, None]
     angle = pos / 10000 ** (np.arange(0, d_model, 2)[None, :] / d_model)
