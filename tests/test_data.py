@@ -31,7 +31,10 @@ from transformer_lib.pipeline.corpus import (
     ReadStats,
     find_corpus,
     group_references,
+    normalize_sentence,
+    pair_groups,
     read_pairs,
+    split_overlap,
     split_pairs,
 )
 
@@ -347,10 +350,57 @@ def test_split_is_deterministic_and_order_independent(real_pairs):
 
 def test_split_does_not_depend_on_python_hash_seed():
     # Pinned assignments: Python's salted hash() would move these between runs.
-    splits = split_pairs([("Go.", "x"), ("Join us.", "x"), ("Hop in.", "x"), ("Catch me.", "x")])
+    pairs = [("Go.", "a"), ("Back off.", "b"), ("I'll go.", "c"), ("Try some.", "d")]
+    splits = split_pairs(pairs)
     assert [en for en, _ in splits["train"]] == ["Go."]
-    assert [en for en, _ in splits["valid"]] == ["Join us."]
-    assert [en for en, _ in splits["test"]] == ["Hop in.", "Catch me."]
+    assert [en for en, _ in splits["valid"]] == ["Back off."]
+    assert [en for en, _ in splits["test"]] == ["I'll go.", "Try some."]
+    old = split_pairs([("Join us.", "a"), ("Hop in.", "b")], by="english")  # the earlier rule
+    assert (old["valid"], old["test"]) == ([("Join us.", "a")], [("Hop in.", "b")])
+
+
+def test_normalize_sentence():
+    assert normalize_sentence("  Get out of my life! ") == "get out of my life"
+    assert normalize_sentence("Get out of my life.") == "get out of my life"
+    assert normalize_sentence("„Wer?“…") == "„wer"
+    assert normalize_sentence("Cafe\u0301.") == normalize_sentence("CAFÉ?!")  # NFC, case-folded
+    assert normalize_sentence("Straße") == "strasse"
+    assert normalize_sentence("...") == ""
+
+
+def test_pair_groups_follow_shared_sentences():
+    pairs = [
+        ("I'm tired.", "Ich bin müde."),
+        ("I am tired.", "Ich bin müde!"),  # shares the German (up to punctuation)
+        ("I am tired!", "Ich bin erschöpft."),  # shares the English: joins the group
+        ("Go.", "Geh."),
+    ]
+    assert pair_groups(pairs) == [0, 0, 0, 1]
+
+
+def test_split_keeps_groups_whole():
+    # A chain of shared sentences must not be cut, whatever its first sentence hashes to.
+    chain = [(f"Sentence {i}.", f"Satz {i}.") for i in range(40)]
+    chain += [(f"sentence {i}!", f"Satz {i + 1}.") for i in range(39)]
+    splits = split_pairs(chain, valid_frac=0.3, test_frac=0.3)
+    assert sorted(len(v) for v in splits.values()) == [0, 0, len(chain)]
+
+
+def test_shipped_corpus_split_shares_no_sentence(real_pairs):
+    """No normalised English or German sentence of valid/test occurs in train, nor of test
+    in valid (both sides), while the old English-only split leaked many."""
+    splits = split_pairs(real_pairs)
+    overlap = split_overlap(splits)
+    assert all(not strings for sides in overlap.values() for strings in sides.values()), {
+        name: {side: sorted(v)[:5] for side, v in sides.items()} for name, sides in overlap.items()
+    }
+    assert len(set(pair_groups(real_pairs))) == 31_769
+    assert {name: len(v) for name, v in splits.items()} == {
+        "train": 45_635, "valid": 1_206, "test": 1_190
+    }  # fmt: skip
+    # The check above can fail: the earlier rule leaks German references into training.
+    old = split_overlap(split_pairs(real_pairs, by="english"))
+    assert len(old["test-train"]["de"]) > 100 and len(old["valid-train"]["de"]) > 100
 
 
 def test_no_source_in_two_splits(real_pairs):
@@ -365,9 +415,16 @@ def test_no_source_in_two_splits(real_pairs):
 def test_split_is_stable_when_lines_are_appended(real_pairs):
     head, tail = real_pairs[:30_000], real_pairs[30_000:]
     small = split_pairs(head)
-    big = split_pairs(head + tail + [("A brand new sentence.", "Ein ganz neuer Satz.")])
+    new = [("A brand new sentence.", "Ein ganz neuer Satz.")]
+    # A line that joins no group moves nothing.
+    bigger = split_pairs(head + new)
     for name in small:
-        assert big[name][: len(small[name])] == small[name]
+        assert bigger[name][: len(small[name])] == small[name]
+    # Adding many lines moves only the groups they join, and few of them.
+    big = split_pairs(head + tail + new)
+    where = {pair: name for name, pairs in big.items() for pair in pairs}
+    moved = sum(where[pair] != name for name, pairs in small.items() for pair in pairs)
+    assert moved < 0.01 * len(head), moved
 
 
 @pytest.mark.parametrize("valid_frac, test_frac", [(0.025, 0.025), (0.1, 0.05)])

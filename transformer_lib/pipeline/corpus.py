@@ -9,8 +9,9 @@ The pipeline, taught in chapter 9 ("Training"):
 
 1. :func:`find_corpus` locates ``deu.txt`` (or downloads it once and caches it).
 2. :func:`read_pairs` reads it into ``(english, german)`` tuples and counts what it skipped.
-3. :func:`split_pairs` puts every English sentence, with *all* its translations,
-   into exactly one of train / valid / test, by a stable hash.
+3. :func:`split_pairs` puts every group of pairs that share a sentence (English or
+   German, up to case and final punctuation) into exactly one of train / valid / test,
+   by a stable hash, so that no test sentence occurs in training.
 4. :mod:`.batching` turns the pairs into padded token-id batches.
 
 Shapes: B batch, S source length, T target length.
@@ -25,6 +26,7 @@ import os
 import shutil
 import sys
 import tempfile
+import unicodedata
 import urllib.error
 import urllib.request
 import zipfile
@@ -48,6 +50,9 @@ __all__ = [
     "find_corpus",
     "group_references",
     "read_pairs",
+    "normalize_sentence",
+    "pair_groups",
+    "split_overlap",
     "split_pairs",
 ]
 
@@ -436,44 +441,130 @@ def _unit_hash(text: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2.0**64
 
 
+def normalize_sentence(text: str) -> str:
+    """The form in which two sentences count as "the same" for splitting.
+
+    Unicode NFC, case-folded, surrounding whitespace and any final punctuation removed:
+    ``"Get out of my life!"`` and ``"get out of my life."`` both become
+    ``"get out of my life"``.
+    """
+    text = unicodedata.normalize("NFC", text).casefold().strip()
+    end = len(text)
+    while end and (unicodedata.category(text[end - 1]).startswith("P") or text[end - 1].isspace()):
+        end -= 1
+    return text[:end]
+
+
+def pair_groups(pairs: Sequence[tuple[str, str]]) -> list[int]:
+    """Connected groups of pairs: two pairs belong together when they share the English
+    or the German sentence after :func:`normalize_sentence` (and so, transitively, do
+    their neighbours).
+
+    Args:
+        pairs: ``(english, german)`` tuples.
+
+    Returns:
+        One group number per pair (``0 .. n_groups - 1``, in order of first appearance).
+    """
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def root(node: tuple[str, str]) -> tuple[str, str]:
+        parent.setdefault(node, node)
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]  # path halving
+            node = parent[node]
+        return node
+
+    keys = [(("en", normalize_sentence(en)), ("de", normalize_sentence(de))) for en, de in pairs]
+    for en_key, de_key in keys:
+        a, b = root(en_key), root(de_key)
+        if a != b:
+            parent[a] = b
+    numbers: dict[tuple[str, str], int] = {}
+    return [numbers.setdefault(root(en_key), len(numbers)) for en_key, _ in keys]
+
+
+def _split_name(u: float, valid_frac: float, test_frac: float) -> str:
+    return "test" if u < test_frac else "valid" if u < test_frac + valid_frac else "train"
+
+
 def split_pairs(
     pairs: Sequence[tuple[str, str]],
     valid_frac: float = 0.025,
     test_frac: float = 0.025,
+    *,
+    by: str = "group",
 ) -> dict[str, list[tuple[str, str]]]:
-    """Split pairs into train / valid / test by a stable hash of the English sentence.
+    """Split pairs into train / valid / test so that no sentence crosses a split.
 
-    Because the decision depends only on the English side, every translation of one
-    source sentence lands in the same split (no test sentence is ever seen in
-    training), and a pair's split does not change when lines are added to the corpus.
+    Tatoeba gives one German sentence to several English ones ("I'm tired." and "I am
+    tired." both → "Ich bin müde."), and lists near-copies that differ only in case or
+    final punctuation. Splitting by the English sentence alone would put the German
+    reference of a test pair into training. So the split works on *connected groups*
+    (:func:`pair_groups`): pairs that share an English or a German sentence, after
+    :func:`normalize_sentence`, go to the same split, whole. Each group is placed by a
+    stable hash of its smallest normalised English sentence, so the split is the same on
+    every machine and does not depend on the order of the lines; adding lines moves only
+    the groups they join.
 
     Args:
         pairs: ``(english, german)`` tuples.
-        valid_frac: Expected fraction of *source sentences* in the validation split.
-        test_frac: Expected fraction of source sentences in the test split.
+        valid_frac: Expected fraction of *groups* in the validation split.
+        test_frac: Expected fraction of groups in the test split.
+        by: ``"group"`` (the default, leak-free) or ``"english"``: the exact English
+            string alone decides, the book's earlier rule, which leaks German references
+            into training; kept so that chapter 9 can measure the leak.
 
     Returns:
         ``{"train": [...], "valid": [...], "test": [...]}``, each in input order.
+        :func:`split_overlap` of the result is empty for ``by="group"``.
 
     Raises:
-        ValueError: A fraction is negative or they sum to 1 or more.
+        ValueError: A fraction is negative, they sum to 1 or more, or ``by`` is unknown.
     """
     if valid_frac < 0 or test_frac < 0 or valid_frac + test_frac >= 1:
         raise ValueError(
             f"valid_frac={valid_frac} and test_frac={test_frac} must be >= 0 and sum to "
             f"less than 1 so that something is left to train on."
         )
+    if by not in ("group", "english"):
+        raise ValueError(f"by={by!r}: use 'group' (leak-free) or 'english' (the old rule)")
+    if by == "english":
+        names = [_split_name(_unit_hash(en), valid_frac, test_frac) for en, _ in pairs]
+    else:
+        groups = pair_groups(pairs)
+        smallest: dict[int, str] = {}
+        for (en, _), g in zip(pairs, groups):
+            key = normalize_sentence(en)
+            if g not in smallest or key < smallest[g]:
+                smallest[g] = key
+        name_of = {g: _split_name(_unit_hash(k), valid_frac, test_frac) for g, k in smallest.items()}
+        names = [name_of[g] for g in groups]
     splits: dict[str, list[tuple[str, str]]] = {"train": [], "valid": [], "test": []}
-    cache: dict[str, str] = {}
-    for pair in pairs:
-        en = pair[0]
-        name = cache.get(en)
-        if name is None:
-            u = _unit_hash(en)
-            name = "test" if u < test_frac else "valid" if u < test_frac + valid_frac else "train"
-            cache[en] = name
+    for pair, name in zip(pairs, names):
         splits[name].append(pair)
     return splits
+
+
+def split_overlap(splits: dict[str, Sequence[tuple[str, str]]]) -> dict[str, dict[str, set[str]]]:
+    """Normalised sentences that occur in two splits, per side: what a split leaks.
+
+    Returns:
+        ``{"valid-train": {"en": {...}, "de": {...}}, "test-train": ..., "test-valid": ...}``:
+        for each pair of splits, the normalised English and German strings of the first
+        that also occur in the second. All empty for :func:`split_pairs`' default.
+    """
+    seen = {
+        name: {
+            side: {normalize_sentence(pair[i]) for pair in splits.get(name, ())}
+            for i, side in enumerate(("en", "de"))
+        }
+        for name in ("train", "valid", "test")
+    }
+    return {
+        f"{a}-{b}": {side: seen[a][side] & seen[b][side] for side in ("en", "de")}
+        for a, b in (("valid", "train"), ("test", "train"), ("test", "valid"))
+    }
 
 
 def group_references(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, list[str]]]:
