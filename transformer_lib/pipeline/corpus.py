@@ -538,7 +538,9 @@ def split_pairs(
             key = normalize_sentence(en)
             if g not in smallest or key < smallest[g]:
                 smallest[g] = key
-        name_of = {g: _split_name(_unit_hash(k), valid_frac, test_frac) for g, k in smallest.items()}
+        name_of = {
+            g: _split_name(_unit_hash(key), valid_frac, test_frac) for g, key in smallest.items()
+        }
         names = [name_of[g] for g in groups]
     splits: dict[str, list[tuple[str, str]]] = {"train": [], "valid": [], "test": []}
     for pair, name in zip(pairs, names):
