@@ -274,7 +274,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from ..components.config import TransformerConfig
     from ..components.model import count_parameters
     from .checkpoints import load_checkpoint, tokenizer_from_checkpoint
-    from .distributed import init_distributed
+    from .distributed import init_distributed, process_group_backend
     from .tokenizer import DEFAULT_TOKENIZER_PATH, Tokenizer
     from .training import Trainer, TrainingConfig
 
@@ -330,7 +330,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
             f"model: {run['arch']}, {run['preset']} preset, {count_parameters(model):,} "
             f"parameters | train {len(train_set):,} pairs, valid {len(valid_set):,} | "
             f"device {device}, {torch.get_num_threads()} threads"
-            + (f", {world} processes" if world > 1 else "")
+            + (f", {world} processes ({backend})" if (backend := process_group_backend()) else "")
             + f" | torch {torch.__version__}",
             flush=True,
         )

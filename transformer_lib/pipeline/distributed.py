@@ -19,6 +19,8 @@ __all__ = [
     "autocast",
     "distributed_rank_and_size",
     "init_distributed",
+    "launched_by_torchrun",
+    "process_group_backend",
     "sum_over_ranks",
     "wrap_distributed",
 ]
@@ -31,15 +33,29 @@ def distributed_rank_and_size() -> tuple[int, int]:
     return 0, 1
 
 
+def launched_by_torchrun() -> bool:
+    """True in a process that ``torchrun`` started (it sets ``TORCHELASTIC_RUN_ID``)."""
+    return "TORCHELASTIC_RUN_ID" in os.environ or int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def process_group_backend() -> str | None:
+    """``"nccl"`` or ``"gloo"`` once :func:`init_distributed` has joined a group, else None."""
+    dist = torch.distributed
+    if dist.is_available() and dist.is_initialized():
+        return str(dist.get_backend())
+    return None
+
+
 def init_distributed(device: torch.device) -> tuple[int, int]:
     """Join the process group that ``torchrun`` describes in the environment.
 
-    gloo on the CPU, NCCL on CUDA (each rank on ``cuda:LOCAL_RANK``). Without torchrun
-    (no ``WORLD_SIZE`` > 1) nothing happens. Returns ``(rank, world_size)``.
+    gloo on the CPU, NCCL on CUDA (each rank on ``cuda:LOCAL_RANK``). Under torchrun the
+    group is joined even with one process (``--nproc_per_node 1``), so that the same
+    DistributedDataParallel path runs; without torchrun nothing happens. Returns
+    ``(rank, world_size)``.
     """
-    world = int(os.environ.get("WORLD_SIZE", "1"))
     dist = torch.distributed
-    if world > 1 and not dist.is_initialized():
+    if launched_by_torchrun() and dist.is_available() and not dist.is_initialized():
         backend = "nccl" if device.type == "cuda" else "gloo"
         if device.type == "cuda":
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))

@@ -33,6 +33,7 @@ from .distributed import (
     agree,
     autocast,
     distributed_rank_and_size,
+    process_group_backend,
     sum_over_ranks,
     wrap_distributed,
 )
@@ -370,7 +371,8 @@ class Trainer:
     def _fit(self) -> list[dict[str, Any]]:
         cfg = self.config
         module = self.model
-        ddp = wrap_distributed(module, self.device) if self.world > 1 else module
+        # Under torchrun even one process goes through DistributedDataParallel (and NCCL).
+        ddp = wrap_distributed(module, self.device) if process_group_backend() else module
         budget_s = None if cfg.minutes is None else cfg.minutes * 60.0
         ckpt_every = cfg.checkpoint_every or cfg.eval_every
         ckpt_period = cfg.checkpoint_minutes * 60.0 if cfg.checkpoint_minutes else None
