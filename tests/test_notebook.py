@@ -55,3 +55,85 @@ def test_markdown_table_escapes_subwords_but_not_code():
     md = markdown_table(["token", "id"], [["<unk>", "`1`"], ["▁Tom_x", 5]]).data
     assert "\\<unk\\>" in md and "`1`" in md and "▁Tom\\_x" in md
     assert md.splitlines()[1] == "|---|---|"
+
+
+def _split_fold(html: str) -> tuple[str, str, str]:
+    """(before the fold, the summary, inside the fold) of a folded listing's HTML."""
+    import re
+
+    match = re.fullmatch(
+        r'(.*)<details class="source-fold"><summary>(.*?)</summary>(.*)</details>', html, re.S
+    )
+    assert match, "no single labelled fold at the end of the listing"
+    return match.groups()
+
+
+def test_show_source_cuts_an_excerpt_by_line_numbers():
+    import inspect
+
+    from transformer_lib.pipeline.batching import batch_indices
+
+    lines = inspect.getsource(batch_indices).splitlines()
+    part = show_source(batch_indices, lines=(2, 4))
+    assert part.data.splitlines() == [line.strip() for line in lines[1:4]]  # dedented
+    assert show_source(batch_indices, lines=(1, len(lines))).data == "\n".join(lines)
+    with pytest.raises(
+        ValueError, match=f"outside the source of batch_indices \\(lines 1 to {len(lines)}"
+    ):
+        show_source(batch_indices, lines=(1, len(lines) + 1))
+    with pytest.raises(ValueError, match="outside"):
+        show_source(batch_indices, lines=(3, 2))
+    with pytest.raises(ValueError, match="either lines"):
+        show_source(batch_indices, lines=(1, 2), start="def")
+
+
+def test_show_source_folds_the_whole_source_under_a_label():
+    import inspect
+
+    from transformer_lib.pipeline.batching import batch_indices
+
+    whole = inspect.getsource(batch_indices).rstrip("\n")
+    n = len(whole.splitlines())
+    listing = show_source(batch_indices, start="def batch_indices", stop='"""', fold_whole=True)
+    assert listing.data.startswith("def batch_indices(") and '"""' not in listing.data
+    assert repr(listing) == listing.data  # plain text: the excerpt only
+    assert listing.whole == whole
+    assert listing.label == f"Show the whole `batch_indices` source ({n} lines)"
+    before, summary, inside = _split_fold(listing._repr_html_())
+    assert before.count("<style>") == 1 and "source-fold" in before  # one style, inline
+    assert before.count('class="source-listing highlight"') == 1  # the excerpt, visible
+    assert inside.count('class="source-listing highlight"') == 1  # the whole, folded
+    assert inside.count("display:block") == n and before.count("display:block") > 0
+    assert summary == (
+        '<span class="source-fold-show">Show the whole <code>batch_indices</code> source '
+        f'({n} lines)</span><span class="source-fold-hide">Hide the whole '
+        "<code>batch_indices</code> source</span>"
+    )
+
+
+def test_show_source_can_fold_a_whole_listing_with_its_own_label():
+    listing = show_source(MultiHeadAttention, fold_whole=True)
+    assert listing.data == listing.whole and listing.data.startswith("class MultiHeadAttention")
+    assert listing.label.startswith("Show the `MultiHeadAttention` source (")
+    before, _, inside = _split_fold(listing._repr_html_())
+    assert 'class="source-listing' not in before and 'class="source-listing' in inside
+
+    custom = show_source(
+        MultiHeadAttention.forward, stop="if mask", fold_whole=True, label="How `forward` masks"
+    )
+    _, summary, _ = _split_fold(custom._repr_html_())
+    assert summary.count("How <code>forward</code> masks") == 2  # not a Show/Hide label
+    for bad, message in [
+        (dict(label="x"), "pass fold_whole=True"),
+        (dict(fold_whole=True, label="  "), "label is empty"),
+        (dict(fold_whole=True, label="the `x source"), "unclosed backtick"),
+        (dict(start="def forward", stop="def forward"), "excerpt of .* is empty"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            show_source(MultiHeadAttention.forward, **bad)
+
+
+def test_show_source_without_a_fold_is_unchanged():
+    plain = show_source(MultiHeadAttention.forward)
+    assert not hasattr(plain, "whole") and "<details" not in plain._repr_html_()
+    assert plain._repr_html_().startswith("<style>") and plain._repr_html_().count("<style>") == 1

@@ -37,12 +37,16 @@ Module                      What it draws (chapters)
                             book: one module per explorer, and ``explorers.frames`` for the
                             live and precomputed machinery (1–6, 9, 11, 12)
 ``bertviz_views``           bertviz's head and model views, made to work offline (11)
-``notebook``                :func:`show_source`, :func:`setup_notebook`,
-                            :func:`markdown_table` for the chapter notebooks
+``notebook``                :func:`show_source` (key lines, the whole source in a labelled
+                            fold), :func:`setup_notebook`, :func:`markdown_table` for the
+                            chapter notebooks
+``self_check``              :func:`self_check`, the multiple-choice questions that end
+                            every chapter, checked in the page without a kernel
 ==========================  ===============================================================
 
 Example::
 
     from transformer_lib.views.attention_maps import plot_attention_heads
     from transformer_lib.views.explorers import attention_explorer
+    from transformer_lib.views.self_check import Choice, Question, self_check
 """

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import random
+import re
 import textwrap
 
 from .text_size import record_inline_figures
@@ -16,7 +18,38 @@ _COLUMN_CHARS = 80
 _SMALLEST_SCALE = 0.86
 
 
-def _source_listing_class():
+# The fold under an excerpt (``show_source(..., fold_whole=True)``): a native
+# <details>/<summary>, so it opens by click, Enter or Space with no script, in the built
+# book, Colab and Jupyter alike. The label says what is inside and turns into "Hide ..."
+# while open; colours come from the page, so it reads in light and dark themes.
+_FOLD_CSS = (
+    ".source-fold{margin:.25em 0 .75em}"
+    ".source-fold>summary{cursor:pointer;display:list-item;padding:.3em .6em;"
+    "border-left:3px solid rgba(128,128,128,.6);background:rgba(128,128,128,.08);"
+    "font-weight:600;overflow-wrap:anywhere}"
+    ".source-fold>summary:hover{background:rgba(128,128,128,.18)}"
+    ".source-fold>summary code{color:inherit;background:rgba(128,128,128,.16)}"
+    ".source-fold>summary:focus-visible{outline:3px solid #1f6feb;outline-offset:2px}"
+    ".source-fold:not([open])>summary .source-fold-hide,"
+    ".source-fold[open]>summary .source-fold-show{display:none}"
+)
+
+
+def _label_html(label: str) -> str:
+    """A fold label as HTML: `` `name` `` becomes code, everything else is escaped."""
+    import html as html_lib
+
+    parts = label.split("`")
+    if len(parts) % 2 == 0:
+        raise ValueError(f"unclosed backtick in the fold label {label!r}")
+    return "".join(
+        f"<code>{html_lib.escape(p)}</code>" if i % 2 else html_lib.escape(p)
+        for i, p in enumerate(parts)
+    )
+
+
+@functools.cache
+def _source_listing_classes():
     from IPython.display import Code
 
     class SourceListing(Code):
@@ -29,7 +62,12 @@ def _source_listing_class():
         nothing is cut off or needs sideways scrolling. The source is not changed.
         """
 
-        def _repr_html_(self) -> str:
+        def _style(self) -> str:
+            from pygments.formatters import HtmlFormatter
+
+            return HtmlFormatter(nowrap=True).get_style_defs(".source-listing")
+
+        def _listing_html(self, code: str) -> str:
             import html as html_lib
 
             from pygments import highlight
@@ -38,7 +76,7 @@ def _source_listing_class():
 
             formatter = HtmlFormatter(nowrap=True)
             lexer = get_lexer_by_name(self.language or "python", stripnl=False)
-            source = self.data.splitlines()
+            source = code.splitlines()
             highlighted = highlight("\n".join(source), lexer, formatter).split("\n")
             if len(highlighted) < len(source):  # never expected; fall back to plain text
                 highlighted = [html_lib.escape(line) for line in source]
@@ -51,41 +89,144 @@ def _source_listing_class():
                     f'<span style="display:block;padding-left:{hang}ch;'
                     f'text-indent:-{hang}ch">{marked or " "}</span>'
                 )
-            style = f"<style>{formatter.get_style_defs('.source-listing')}</style>"
             return (
-                f'{style}<div class="source-listing highlight">'
+                f'<div class="source-listing highlight">'
                 f'<pre style="font-size:{_CODE_PX * scale:.1f}px;white-space:pre-wrap;'
                 f'overflow-wrap:anywhere;line-height:125%">{"".join(rows)}</pre></div>'
             )
 
-    return SourceListing
+        def _repr_html_(self) -> str:
+            return f"<style>{self._style()}</style>{self._listing_html(self.data)}"
+
+    class FoldedSourceListing(SourceListing):
+        """A listing with the whole source one click away, in a labelled fold.
+
+        ``data`` (the plain-text form) is what the page shows unfolded: the excerpt, or
+        the whole source when there is no excerpt. ``whole`` is the whole source and
+        ``label`` the fold's label. In HTML the excerpt (if any) comes first, then a
+        ``<details>`` whose ``<summary>`` is the label, holding the whole listing.
+        """
+
+        def __init__(self, data: str, *, whole: str, label: str, excerpt: bool):
+            super().__init__(data, language="python")
+            self.whole, self.label, self.excerpt = whole, label, excerpt
+
+        def _repr_html_(self) -> str:
+            hide = "Hide" + self.label[4:] if self.label.startswith("Show") else self.label
+            # The line count is for the closed fold; the open one says "Hide ...".
+            hide = re.sub(r" \(\d+ lines?\)$", "", hide)
+            visible = self._listing_html(self.data) if self.excerpt else ""
+            return (
+                f"<style>{self._style()}{_FOLD_CSS}</style>{visible}"
+                '<details class="source-fold"><summary>'
+                f'<span class="source-fold-show">{_label_html(self.label)}</span>'
+                f'<span class="source-fold-hide">{_label_html(hide)}</span>'
+                f"</summary>{self._listing_html(self.whole)}</details>"
+            )
+
+    return SourceListing, FoldedSourceListing
 
 
-def show_source(obj, *, start: str | None = None, stop: str | None = None):
+def _find(lines: list[str], marker: str, obj, what: str) -> int:
+    idx = next((i for i, line in enumerate(lines) if marker in line), None)
+    if idx is None:
+        raise ValueError(f"{what} {marker!r} does not occur in the source of {obj!r}")
+    return idx
+
+
+def show_source(
+    obj,
+    *,
+    start: str | None = None,
+    stop: str | None = None,
+    lines: tuple[int, int] | None = None,
+    fold_whole: bool = False,
+    label: str | None = None,
+):
     """Display the library's own source of ``obj`` (a function, class or method).
 
     The chapters teach the code that runs, not a copy of it: this renders it straight
-    from ``transformer_lib``. ``start``/``stop`` cut the listing at the first line
-    containing those strings (``stop`` excluded); an excerpt is dedented.
+    from ``transformer_lib``. A chapter can show only the key lines and keep the rest one
+    click away: cut an excerpt with ``start``/``stop`` (marker strings) or ``lines`` (line
+    numbers), and pass ``fold_whole=True`` to add the whole source below it, folded under
+    a label that says what is inside ("Show the whole `batch_indices` source (41 lines)").
+    Without an excerpt, ``fold_whole=True`` folds the whole listing ("Show the
+    `Transformer` source (92 lines)"). The fold is part of the cell's output, so it works
+    the same in the built book, Colab and Jupyter (a native ``<details>``: it opens by
+    click, Enter or Space).
 
-    Returns an ``IPython.display.Code`` whose ``data`` is the source. In HTML (the book's
-    pages, Jupyter, Colab) long lines fit the text column: the listing is drawn slightly
-    smaller when its longest line is over 76 characters, and a line that still does not
-    fit wraps with a hanging indent instead of being cut off.
+    Args:
+        obj: a function, class or method of the library.
+        start: the excerpt begins at the first line that contains this string.
+        stop: the excerpt ends before the first line (from ``start`` on) that contains it.
+        lines: ``(first, last)``, 1-based and inclusive, counted in the source of ``obj``
+            (line 1 is its ``def``/``class`` line, or its first decorator); instead of
+            ``start``/``stop``.
+        fold_whole: also give the whole source, folded under a label.
+        label: the fold's label instead of the default; `` `name` `` is shown as code.
+
+    Returns:
+        An ``IPython.display.Code`` whose ``data`` is the shown source (an excerpt is
+        dedented). In HTML (the book's pages, Jupyter, Colab) long lines fit the text
+        column: the listing is drawn slightly smaller when its longest line is over 80
+        characters, and a line that still does not fit wraps with a hanging indent
+        instead of being cut off.
+
+    Raises:
+        ValueError: a marker that does not occur, an empty excerpt, a line range outside
+            the source, ``lines`` together with ``start``/``stop``, or ``label`` without
+            ``fold_whole``.
+
+    Example:
+        >>> from transformer_lib.pipeline.batching import batch_indices
+        >>> listing = show_source(batch_indices, lines=(1, 3), fold_whole=True)
+        >>> listing.label.startswith("Show the whole `batch_indices` source")
+        True
     """
     source = inspect.getsource(obj)
-    lines = source.splitlines()
-    if start is not None:
-        idx = next((i for i, line in enumerate(lines) if start in line), None)
-        if idx is None:
-            raise ValueError(f"{start!r} does not occur in the source of {obj!r}")
-        lines = lines[idx:]
-    if stop is not None:
-        idx = next((i for i, line in enumerate(lines) if stop in line), None)
-        if idx is None:
-            raise ValueError(f"{stop!r} does not occur in the source of {obj!r}")
-        lines = lines[:idx]
-    return _source_listing_class()(textwrap.dedent("\n".join(lines)), language="python")
+    all_lines = source.splitlines()
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
+    if lines is not None:
+        if start is not None or stop is not None:
+            raise ValueError("give either lines=(first, last) or start/stop markers, not both")
+        first, last = lines
+        if not 1 <= first <= last <= len(all_lines):
+            raise ValueError(
+                f"lines={lines!r} is outside the source of {name} (lines 1 to "
+                f"{len(all_lines)}): give (first, last) with 1 <= first <= last"
+            )
+        shown = all_lines[first - 1 : last]
+    else:
+        shown = all_lines
+        if start is not None:
+            shown = shown[_find(shown, start, obj, "start") :]
+        if stop is not None:
+            shown = shown[: _find(shown, stop, obj, "stop")]
+            if not shown:
+                raise ValueError(
+                    f"the excerpt of {name} is empty: stop {stop!r} occurs on the start line"
+                )
+    code = textwrap.dedent("\n".join(shown))
+    listing, folded = _source_listing_classes()
+    if not fold_whole:
+        if label is not None:
+            raise ValueError("label names the fold: pass fold_whole=True with it")
+        return listing(code, language="python")
+    excerpt = len(shown) < len(all_lines)
+    whole_code = textwrap.dedent("\n".join(all_lines))
+    n = len(all_lines)
+    if label is None:
+        whole = "the whole " if excerpt else "the "
+        label = f"Show {whole}`{name}` source ({n} line{'s' if n != 1 else ''})"
+    elif not label.strip():
+        raise ValueError("the fold's label is empty: say what is inside, or leave label out")
+    _label_html(label)  # a malformed label fails here, not at display time
+    return folded(
+        code if excerpt else whole_code,
+        whole=whole_code,
+        label=label,
+        excerpt=excerpt,
+    )
 
 
 def setup_notebook(seed: int = 0, threads: int = 1):

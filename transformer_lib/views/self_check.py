@@ -1,0 +1,682 @@
+"""Self-check questions at the end of a chapter, answered and checked in the page itself.
+
+A chapter ends with a section headed ``## Self-check`` (a Markdown cell with that heading,
+after the chapter's summary; only a bibliography may follow it) and one code cell whose
+last line is a call of :func:`self_check` with 3 to 6 multiple-choice questions about the
+chapter's key ideas::
+
+    from transformer_lib.views.self_check import Choice, Question, self_check
+
+    self_check([
+        Question(
+            "Why are the attention scores divided by $\\sqrt{d_k}$?",
+            choices=[
+                Choice("To keep their variance near 1 whatever $d_k$ is", correct=True,
+                       why="A dot product of $d_k$ unit-variance terms has variance $d_k$."),
+                Choice("To make each row of weights sum to one",
+                       why="The softmax does that, with or without the scale."),
+            ],
+        ),
+        Question("Which masks does the decoder's self-attention use?", multiple=True,
+                 choices=[...]),
+        ...
+    ])
+
+What the reader gets. Each question is a group of radio buttons (check boxes with
+``multiple=True``: "choose every right answer"). Choosing an answer shows at once whether
+it is right and why, from the choice's ``why``; every choice, right or wrong, has its own
+explanation. Nothing needs a kernel, so it works the same in the built HTML book, in Colab,
+in JupyterLab and in the classic Notebook:
+
+* the output is one self-contained ``text/html`` block (inline ``<style>`` and a small
+  inline script, nothing fetched) that Jupyter Book renders into the page;
+* the feedback is shown by CSS alone (``:checked``), so it also works where scripts are
+  stripped; the script, where it runs, puts the explanation into each question's polite
+  live region (``role="status"``) as new text, the way screen readers announce reliably;
+* verdicts are words ("B is right.", "B is not right."), not colours; the choices are
+  native inputs in a ``<fieldset>`` whose ``<legend>`` is the question, so they work by
+  keyboard (Tab to a question, arrow keys or Space to answer) with a visible focus ring;
+* colours come from the page (text inherits, backgrounds are translucent), so the block
+  reads in a light and a dark theme, and it reflows down to a 390-pixel phone screen;
+* the output is the same for the same questions (its ids are a hash of the questions),
+  so the book's execution cache stays valid and several quizzes on one page stay
+  independent; give ``key`` to tell apart two quizzes with identical questions;
+* the ``text/plain`` form lists the questions and choices without the answers.
+
+Text. Question, choice and explanation texts are plain text with two kinds of markup:
+```` `code` ```` for inline code and ``$...$`` for simple inline math, in the TeX that the
+chapters' Markdown uses (letters, digits, ``_`` and ``^``, ``\\frac``, ``\\sqrt``,
+``\\text``, ``\\mathrm``, ``\\mathbf``, Greek letters, common operators and relations).
+Math is converted to MathML here, in Python, because MathJax does not typeset HTML
+outputs everywhere (Colab's output frames have no MathJax); browsers draw MathML
+natively and screen readers read it. An unsupported command raises ``ValueError`` that
+names it. Write ``\\$`` for a literal dollar sign and ``\\``` for a literal backtick.
+
+The right answer should not always sit in the same place: the choices are shown in the
+order given, not shuffled (a shuffle would change the page at every build).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Choice", "Question", "SelfCheck", "self_check"]
+
+#: How many questions one self-check has (the book's convention) and choices per question.
+MIN_QUESTIONS, MAX_QUESTIONS = 3, 6
+MIN_CHOICES, MAX_CHOICES = 2, 6
+_LETTERS = "ABCDEF"
+
+
+def _excerpt(text: str, width: int = 50) -> str:
+    text = " ".join(str(text).split())
+    return repr(text if len(text) <= width else text[: width - 1] + "…")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One answer a reader can choose.
+
+    Args:
+        text: what the reader chooses (inline markup: `` `code` ``, ``$math$``).
+        correct: whether choosing it is right.
+        why: the explanation shown when the reader chooses it, for a wrong answer as for a
+            right one: what makes it right, or what is wrong with it.
+
+    Example:
+        >>> Choice("The softmax", correct=True, why="It turns each row into weights.").correct
+        True
+    """
+
+    text: str
+    correct: bool = False
+    why: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise ValueError(f"a Choice has an empty text ({self.text!r}): write the answer")
+        if not isinstance(self.correct, bool):
+            raise TypeError(
+                f"Choice {_excerpt(self.text)}: correct must be True or False, not {self.correct!r}"
+            )
+        if not isinstance(self.why, str) or not self.why.strip():
+            raise ValueError(
+                f"Choice {_excerpt(self.text)} has no why: give the explanation the reader "
+                "sees on choosing it (why=...)"
+            )
+        _inline_html(self.text)  # markup errors surface where the text is written
+        _inline_html(self.why)
+
+
+@dataclass(frozen=True)
+class Question:
+    """A multiple-choice question: one right answer, or several with ``multiple=True``.
+
+    Args:
+        text: the question (inline markup: `` `code` ``, ``$math$``).
+        choices: 2 to 6 :class:`Choice` objects, shown in this order.
+        multiple: ``False`` (default): exactly one choice is correct and the reader picks
+            one (radio buttons). ``True``: one or more are correct and the reader picks
+            every right one (check boxes); the question says how many there are.
+
+    Raises:
+        ValueError: empty text, too few or too many choices, two choices with the same
+            text, no correct choice, or several in a single-answer question.
+
+    Example:
+        >>> q = Question("2 + 2?", choices=[Choice("4", correct=True, why="Yes."),
+        ...                                 Choice("5", why="One too many.")])
+        >>> len(q.choices)
+        2
+    """
+
+    text: str
+    choices: Sequence[Choice]
+    multiple: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise ValueError(f"a Question has an empty text ({self.text!r}): write the question")
+        name = f"Question {_excerpt(self.text)}"
+        if isinstance(self.choices, (str, Choice)) or not isinstance(self.choices, Sequence):
+            raise TypeError(f"{name}: choices must be a list of Choice(...) objects")
+        object.__setattr__(self, "choices", tuple(self.choices))
+        for choice in self.choices:
+            if not isinstance(choice, Choice):
+                raise TypeError(
+                    f"{name}: every choice must be a Choice(...), got {type(choice).__name__} "
+                    f"{_excerpt(choice)}"
+                )
+        n = len(self.choices)
+        if not MIN_CHOICES <= n <= MAX_CHOICES:
+            raise ValueError(
+                f"{name} has {n} choice{'s' if n != 1 else ''}: give {MIN_CHOICES} to {MAX_CHOICES}"
+            )
+        texts = [" ".join(c.text.split()) for c in self.choices]
+        repeated = sorted({t for t in texts if texts.count(t) > 1})
+        if repeated:
+            raise ValueError(f"{name} offers the same choice twice: {_excerpt(repeated[0])}")
+        right = [_LETTERS[i] for i, c in enumerate(self.choices) if c.correct]
+        if not right:
+            raise ValueError(
+                f"{name} has no correct choice: mark the right one with Choice(..., correct=True)"
+            )
+        if not self.multiple and len(right) > 1:
+            raise ValueError(
+                f"{name} has {len(right)} correct choices ({', '.join(right)}) but is a "
+                "single-answer question: keep one correct=True, or pass multiple=True to ask "
+                "for every right answer"
+            )
+        _inline_html(self.text)
+
+
+@dataclass(frozen=True)
+class SelfCheck:
+    """A chapter's self-check, as displayed: ``text/html`` for pages, ``text/plain`` else.
+
+    Made by :func:`self_check`; the HTML is :meth:`_repr_html_`, the plain text ``repr``.
+    """
+
+    questions: tuple[Question, ...]
+    key: str = ""
+
+    @property
+    def uid(self) -> str:
+        """The id prefix of this quiz's elements: a hash of its questions and ``key``."""
+        canon = [
+            self.key,
+            [
+                [q.text, q.multiple, [[c.text, c.correct, c.why] for c in q.choices]]
+                for q in self.questions
+            ],
+        ]
+        digest = hashlib.sha256(json.dumps(canon, ensure_ascii=False).encode("utf-8"))
+        return "sc-" + digest.hexdigest()[:10]
+
+    def __repr__(self) -> str:
+        n = len(self.questions)
+        lines = [
+            f"Self-check: {n} questions. Choose an answer in the rendered page to see "
+            "whether it is right, and why.",
+        ]
+        for i, q in enumerate(self.questions, 1):
+            lines.append("")
+            lines.append(
+                f"{i}. {' '.join(q.text.split())}" + (f" {_hint(q)}" if q.multiple else "")
+            )
+            for letter, c in zip(_LETTERS, q.choices):
+                lines.append(f"   {letter}. {' '.join(c.text.split())}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        uid = self.uid
+        parts = [f'<div class="sc-quiz" id="{uid}">', f"<style>{_CSS}</style>"]
+        parts.append(
+            '<p class="sc-intro">Choose an answer to see whether it is right, and why.</p>'
+        )
+        for i, q in enumerate(self.questions, 1):
+            parts.append(_question_html(q, f"{uid}-q{i}", i))
+        parts.append(f"<script>{_SCRIPT}</script>")
+        parts.append("</div>")
+        return "\n".join(parts)
+
+
+def self_check(questions: Sequence[Question], *, key: str = "") -> SelfCheck:
+    """A chapter's self-check: 3 to 6 questions answered and checked in the page.
+
+    Make it the last line of the cell under the chapter's ``## Self-check`` heading, so
+    that Jupyter (and Jupyter Book, Colab) display it; ``IPython.display.display`` works
+    too. See the module docstring for what the reader sees and the markup of the texts.
+
+    Args:
+        questions: 3 to 6 :class:`Question` objects, shown in this order.
+        key: only needed when one page shows two quizzes with the same questions: a
+            different ``key`` gives each its own ids.
+
+    Returns:
+        A :class:`SelfCheck`: HTML in a page, the questions without answers as plain text.
+
+    Raises:
+        ValueError: fewer than 3 or more than 6 questions, or the same question twice.
+        TypeError: an item that is not a :class:`Question`.
+
+    Example:
+        >>> quiz = self_check([
+        ...     Question(f"{n} + {n}?", choices=[Choice(str(2 * n), correct=True, why="Yes."),
+        ...                                      Choice(str(2 * n + 1), why="One too many.")])
+        ...     for n in (1, 2, 3)
+        ... ])
+        >>> print(repr(quiz).splitlines()[2])
+        1. 1 + 1?
+    """
+    if isinstance(questions, (str, Question)) or not isinstance(questions, Sequence):
+        raise TypeError("self_check takes a list of Question(...) objects")
+    questions = tuple(questions)
+    for q in questions:
+        if not isinstance(q, Question):
+            raise TypeError(
+                f"self_check takes Question(...) objects, got {type(q).__name__} {_excerpt(q)}"
+            )
+    n = len(questions)
+    if not MIN_QUESTIONS <= n <= MAX_QUESTIONS:
+        raise ValueError(
+            f"self_check got {n} question{'s' if n != 1 else ''}: a chapter's self-check has "
+            f"{MIN_QUESTIONS} to {MAX_QUESTIONS} (split a longer list, or keep the key ideas)"
+        )
+    texts = [" ".join(q.text.split()) for q in questions]
+    repeated = sorted({t for t in texts if texts.count(t) > 1})
+    if repeated:
+        raise ValueError(f"self_check asks the same question twice: {_excerpt(repeated[0])}")
+    if not isinstance(key, str):
+        raise TypeError(f"key must be a string, not {type(key).__name__}")
+    return SelfCheck(questions, key)
+
+
+# --- HTML ---------------------------------------------------------------------------------
+
+
+def _hint(q: Question) -> str:
+    n = sum(c.correct for c in q.choices)
+    return f"(Choose every right answer: there {'is' if n == 1 else 'are'} {n}.)"
+
+
+def _question_html(q: Question, qid: str, number: int) -> str:
+    kind = "checkbox" if q.multiple else "radio"
+    hint = f' <span class="sc-hint">{_hint(q)}</span>' if q.multiple else ""
+    rows = [
+        f'<fieldset class="sc-q" id="{qid}">',
+        f"<legend>{number}. {_inline_html(q.text)}{hint}</legend>",
+        '<div class="sc-choices">',
+    ]
+    whys = []
+    for j, (letter, c) in enumerate(zip(_LETTERS, q.choices), 1):
+        cid = f"{qid}-c{j}"
+        rows.append(
+            f'<input class="sc-input" type="{kind}" id="{cid}" name="{qid}" value="{letter}">'
+            f'<label for="{cid}"><span class="sc-letter">{letter}.</span> '
+            f"{_inline_html(c.text)}</label>"
+        )
+        verdict, mark, cls = (
+            ("is right.", "\u2713", "sc-right")
+            if c.correct
+            else ("is not right.", "\u2717", "sc-wrong")
+        )
+        whys.append(
+            f'<p class="sc-why {cls}"><strong><span aria-hidden="true">{mark} </span>'
+            f"{letter} {verdict}</strong> {_inline_html(c.why)}</p>"
+        )
+    rows.append(
+        '<div class="sc-feedback" role="status" aria-live="polite" aria-atomic="false">'
+        f'<div class="sc-whys">{"".join(whys)}</div><div class="sc-said"></div></div>'
+    )
+    rows += ["</div>", "</fieldset>"]
+    return "\n".join(rows)
+
+
+# Without the script, the chosen explanation is revealed by CSS: the k-th input of a
+# question, when checked, shows the k-th explanation (inputs and the feedback box are
+# siblings). The script sets data-sc-js on the quiz and copies explanations into .sc-said.
+_REVEAL = ",".join(
+    f".sc-quiz:not([data-sc-js]) .sc-choices>input:nth-of-type({k}):checked~.sc-feedback"
+    f" .sc-whys>.sc-why:nth-of-type({k})"
+    for k in range(1, MAX_CHOICES + 1)
+)
+
+_CSS = (
+    ".sc-quiz{margin:1em 0;line-height:1.5;max-width:100%}"
+    ".sc-quiz .sc-intro{margin:0 0 .75em}"
+    ".sc-quiz fieldset.sc-q{border:1px solid rgba(128,128,128,.6);border-radius:6px;"
+    "margin:0 0 1em;padding:.4em .9em .8em;min-width:0}"
+    ".sc-quiz legend{float:none;width:auto;max-width:100%;font-size:1em;font-weight:600;"
+    "line-height:1.45;padding:0 .3em;margin:0 0 .3em;color:inherit;white-space:normal}"
+    ".sc-quiz .sc-hint{font-weight:400;font-style:italic}"
+    ".sc-quiz .sc-choices{display:grid;grid-template-columns:auto minmax(0,1fr);"
+    "column-gap:.6em;row-gap:.4em;align-items:baseline}"
+    ".sc-quiz input.sc-input{margin:0;width:1.1em;height:1.1em;cursor:pointer}"
+    ".sc-quiz input.sc-input:focus-visible{outline:3px solid #1f6feb;outline-offset:2px}"
+    ".sc-quiz input.sc-input:focus-visible+label{text-decoration:underline;"
+    "text-underline-offset:.2em}"
+    ".sc-quiz label{cursor:pointer;overflow-wrap:anywhere;margin:0;display:block}"
+    ".sc-quiz input.sc-input:checked+label{font-weight:600}"
+    ".sc-quiz .sc-letter{font-weight:600}"
+    ".sc-quiz .sc-feedback{grid-column:1/-1}"
+    ".sc-quiz .sc-why{display:none;margin:.45em 0 0;padding:.4em .8em;border-left:5px solid;"
+    "border-radius:3px;background:rgba(128,128,128,.13);overflow-wrap:anywhere}"
+    ".sc-quiz .sc-why.sc-right{border-left-color:#1a7f37}"
+    ".sc-quiz .sc-why.sc-wrong{border-left-color:#cf222e}"
+    # Inline code keeps the quiz's own text colour: themes colour it for their own
+    # background, and the book's dark theme puts HTML outputs on a light one.
+    ".sc-quiz code{color:inherit;background:rgba(128,128,128,.16);overflow-wrap:anywhere}"
+    f"{_REVEAL},.sc-quiz[data-sc-js] .sc-said>.sc-why{{display:block}}"
+)
+
+# Adds the explanation of each newly chosen answer to the question's live region (and
+# removes those no longer chosen), so a screen reader announces exactly the new one.
+_SCRIPT = """(function () {
+  var me = document.currentScript;
+  var quiz = me && me.parentNode;
+  if (!quiz || !quiz.classList || !quiz.classList.contains("sc-quiz")) return;
+  if (quiz.hasAttribute("data-sc-js")) return;
+  function sync(question) {
+    var inputs = question.querySelectorAll("input.sc-input");
+    var whys = question.querySelectorAll(".sc-whys > .sc-why");
+    var said = question.querySelector(".sc-said");
+    for (var i = 0; i < inputs.length; i++) {
+      var shown = said.querySelector('[data-sc-choice="' + i + '"]');
+      if (inputs[i].checked && !shown) {
+        var copy = whys[i].cloneNode(true);
+        copy.setAttribute("data-sc-choice", String(i));
+        var next = null;
+        for (var j = i + 1; j < inputs.length && !next; j++) {
+          next = said.querySelector('[data-sc-choice="' + j + '"]');
+        }
+        said.insertBefore(copy, next);
+      } else if (!inputs[i].checked && shown) {
+        said.removeChild(shown);
+      }
+    }
+  }
+  quiz.setAttribute("data-sc-js", "");
+  var questions = quiz.querySelectorAll(".sc-q");
+  for (var k = 0; k < questions.length; k++) sync(questions[k]);
+  quiz.addEventListener("change", function (event) {
+    var question = event.target.closest && event.target.closest(".sc-q");
+    if (question) sync(question);
+  });
+})();"""
+
+
+# --- Inline markup: `code` and $math$ -----------------------------------------------------
+
+
+def _inline_html(text: str) -> str:
+    """HTML for a text with `` `code` `` spans and ``$math$`` (TeX subset -> MathML)."""
+    out: list[str] = []
+    plain: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\" and i + 1 < n and text[i + 1] in "$`":
+            plain.append(text[i + 1])
+            i += 2
+        elif ch in "`$":
+            end = text.find(ch, i + 1)
+            if end < 0:
+                what = "backtick (`)" if ch == "`" else "dollar sign ($)"
+                raise ValueError(
+                    f"unclosed {what} in {_excerpt(text, 70)}: close the "
+                    f"{'code span' if ch == '`' else 'math'}, or write \\{ch} for a literal {ch}"
+                )
+            body = text[i + 1 : end]
+            if not body.strip():
+                raise ValueError(
+                    f"empty {'code span' if ch == '`' else 'math'} in {_excerpt(text, 70)}"
+                )
+            out.append(html.escape("".join(plain)))
+            plain = []
+            out.append(f"<code>{html.escape(body)}</code>" if ch == "`" else tex_to_mathml(body))
+            i = end + 1
+        else:
+            plain.append(ch)
+            i += 1
+    out.append(html.escape("".join(plain)))
+    return "".join(out)
+
+
+# --- A small TeX-to-MathML converter for inline math --------------------------------------
+
+_GREEK = {
+    name: chr(code)
+    for name, code in {
+        "alpha": 0x3B1, "beta": 0x3B2, "gamma": 0x3B3, "delta": 0x3B4, "epsilon": 0x3F5,
+        "varepsilon": 0x3B5, "zeta": 0x3B6, "eta": 0x3B7, "theta": 0x3B8, "iota": 0x3B9,
+        "kappa": 0x3BA, "lambda": 0x3BB, "mu": 0x3BC, "nu": 0x3BD, "xi": 0x3BE, "pi": 0x3C0,
+        "rho": 0x3C1, "sigma": 0x3C3, "tau": 0x3C4, "upsilon": 0x3C5, "phi": 0x3D5,
+        "varphi": 0x3C6, "chi": 0x3C7, "psi": 0x3C8, "omega": 0x3C9,
+    }.items()
+}  # fmt: skip
+_GREEK_UPPER = {
+    "Gamma": "\u0393", "Delta": "\u0394", "Theta": "\u0398", "Lambda": "\u039b",
+    "Xi": "\u039e", "Pi": "\u03a0", "Sigma": "\u03a3", "Phi": "\u03a6", "Psi": "\u03a8",
+    "Omega": "\u03a9",
+}  # fmt: skip
+# Ordinary symbols (drawn as identifiers) and operators/relations.
+_SYMBOLS_MI = {"infty": "\u221e", "top": "\u22a4", "ell": "\u2113", "emptyset": "\u2205",
+               "partial": "\u2202", "nabla": "\u2207", "hbar": "\u210f"}  # fmt: skip
+_SYMBOLS_MO = {
+    "cdot": "\u22c5", "times": "\u00d7", "div": "\u00f7", "pm": "\u00b1", "mp": "\u2213",
+    "le": "\u2264", "leq": "\u2264", "ge": "\u2265", "geq": "\u2265", "ne": "\u2260",
+    "neq": "\u2260", "approx": "\u2248", "sim": "\u223c", "equiv": "\u2261",
+    "propto": "\u221d", "ll": "\u226a", "gg": "\u226b", "to": "\u2192",
+    "rightarrow": "\u2192", "leftarrow": "\u2190", "Rightarrow": "\u21d2",
+    "mapsto": "\u21a6", "in": "\u2208", "notin": "\u2209", "subset": "\u2282",
+    "subseteq": "\u2286", "cup": "\u222a", "cap": "\u2229", "sum": "\u2211",
+    "prod": "\u220f", "int": "\u222b", "ldots": "\u2026", "dots": "\u2026",
+    "cdots": "\u22ef", "mid": "\u2223", "lVert": "\u2016", "rVert": "\u2016",
+    "|": "\u2016", "langle": "\u27e8", "rangle": "\u27e9", "lfloor": "\u230a",
+    "rfloor": "\u230b", "lceil": "\u2308", "rceil": "\u2309", "odot": "\u2299",
+    "oplus": "\u2295", "otimes": "\u2297", "circ": "\u2218", "forall": "\u2200",
+    "exists": "\u2203", "neg": "\u00ac", "land": "\u2227", "lor": "\u2228",
+    "ast": "\u2217", "star": "\u22c6", "{": "{", "}": "}", "%": "%", "#": "#", "&": "&",
+    "_": "_", "$": "$",
+}  # fmt: skip
+_FUNCTIONS = {"log", "ln", "exp", "max", "min", "sin", "cos", "tan", "arg", "det", "dim",
+              "lim", "sup", "inf", "tanh"}  # fmt: skip
+_SPACES = {",": "0.1667em", ":": "0.2222em", ">": "0.2222em", ";": "0.2778em",
+           " ": "0.25em", "quad": "1em", "qquad": "2em", "!": None}  # fmt: skip
+_ACCENTS = {"hat": "\u02c6", "widehat": "\u02c6", "tilde": "\u02dc", "widetilde": "\u02dc",
+            "bar": "\u00af", "overline": "\u00af", "vec": "\u2192", "dot": "\u02d9"}  # fmt: skip
+_TEXT = {"text", "textrm", "mbox", "operatorname", "mathrm"}
+_DOUBLE_STRUCK = {"R": "\u211d", "N": "\u2115", "Z": "\u2124", "Q": "\u211a", "C": "\u2102"}
+_OPERATOR_CHARS = "+-=<>()[],;:!/|.?*'"
+_TOKEN = re.compile(r"\\([A-Za-z]+|.)|(\d+(?:\.\d+)?)|(\s+)|(.)", re.DOTALL)
+
+
+def _supported() -> str:
+    names = sorted(
+        set(_GREEK) | set(_GREEK_UPPER) | set(_SYMBOLS_MI) | set(_FUNCTIONS) | set(_ACCENTS)
+        | _TEXT | {"frac", "sqrt", "mathbf", "mathbb", "left", "right", "quad", "qquad"}
+        | {k for k in _SYMBOLS_MO if k.isalpha()}
+    )  # fmt: skip
+    return ", ".join("\\" + n for n in names)
+
+
+class _TexParser:
+    def __init__(self, tex: str):
+        self.tex = tex
+        # (command, number, char, start, end); spaces between tokens are not drawn, as in
+        # TeX math, but \text{...} keeps its own (it is sliced from the source).
+        self.tokens = [
+            (m.group(1), m.group(2), m.group(4), m.start(), m.end())
+            for m in _TOKEN.finditer(tex)
+            if not m.group(3)
+        ]
+        self.pos = 0
+
+    def error(self, message: str) -> ValueError:
+        return ValueError(f"math ${self.tex}$: {message}")
+
+    def peek(self):
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def take(self):
+        token = self.peek()
+        if token is None:
+            raise self.error("ends too early (a group or argument is missing)")
+        self.pos += 1
+        return token
+
+    def sequence(self, closing: bool) -> str:
+        items = []
+        while True:
+            token = self.peek()
+            if token is None:
+                if closing:
+                    raise self.error("a { is not closed by }")
+                break
+            if token[2] == "}":
+                if not closing:
+                    raise self.error("a } has no matching {")
+                self.pos += 1
+                break
+            items.append(self.scripted())
+        return "".join(items)
+
+    def group_text(self, name: str) -> str:
+        """The source text of a {...} argument (for \\text and friends)."""
+        first = self.peek()
+        if first is None or first[2] != "{":
+            raise self.error(f"\\{name} needs its argument in braces: \\{name}{{...}}")
+        self.pos += 1
+        depth = 1
+        while depth:
+            token = self.take()
+            depth += {"{": 1, "}": -1}.get(token[2] or "", 0)
+        return self.tex[first[4] : token[3]]
+
+    def argument(self) -> str:
+        token = self.peek()
+        if token is None:
+            raise self.error("an argument is missing")
+        if token[2] == "{":
+            self.pos += 1
+            return _row(self.sequence(closing=True))
+        return self.atom()
+
+    def scripted(self) -> str:
+        """An atom with its sub- and superscripts (``x_i^2``, ``x'``)."""
+        base = self.atom()
+        sub, sup = None, []  # sup: primes and at most one ^ argument
+        while True:
+            token = self.peek()
+            if token is None or token[2] not in ("_", "^", "'"):
+                break
+            self.pos += 1
+            if token[2] == "'":
+                sup.append("<mo>\u2032</mo>")
+            elif token[2] == "_":
+                if sub is not None:
+                    raise self.error("two subscripts on one symbol: group them with braces")
+                sub = self.argument()
+            else:
+                if any(not part.startswith("<mo>\u2032") for part in sup):
+                    raise self.error("two superscripts on one symbol: group them with braces")
+                sup.append(self.argument())
+        upper = sup[0] if len(sup) == 1 else _row("".join(sup))
+        if sub is not None and sup:
+            return f"<msubsup>{base}{sub}{upper}</msubsup>"
+        if sub is not None:
+            return f"<msub>{base}{sub}</msub>"
+        if sup:
+            return f"<msup>{base}{upper}</msup>"
+        return base
+
+    def atom(self) -> str:
+        command, number, char, _, _ = self.take()
+        if number:
+            return f"<mn>{number}</mn>"
+        if command is not None:
+            return self.command(command)
+        if char == "{":
+            return _row(self.sequence(closing=True))
+        if char in "_^":
+            raise self.error(f"{char} needs something before it (write {{}}{char}... for none)")
+        if char == "}":
+            raise self.error("a } has no matching {")
+        if char in "&~#%":
+            raise self.error(f"{char!r} is not supported in inline math")
+        if char.isalpha():
+            return f"<mi>{html.escape(char)}</mi>"
+        symbol = {"-": "\u2212", "*": "\u2217", "'": "\u2032"}.get(char, char)
+        if char in "()[]":
+            return f'<mo stretchy="false">{html.escape(symbol)}</mo>'
+        return f"<mo>{html.escape(symbol)}</mo>"
+
+    def command(self, name: str) -> str:
+        if name in _GREEK:
+            return f"<mi>{_GREEK[name]}</mi>"
+        if name in _GREEK_UPPER:
+            return f'<mi mathvariant="normal">{_GREEK_UPPER[name]}</mi>'
+        if name in _SYMBOLS_MI:
+            return f'<mi mathvariant="normal">{_SYMBOLS_MI[name]}</mi>'
+        if name in _SYMBOLS_MO:
+            return f"<mo>{html.escape(_SYMBOLS_MO[name])}</mo>"
+        if name in _FUNCTIONS:
+            return f"<mi>{name}</mi><mo>\u2061</mo>"
+        if name in _SPACES:
+            width = _SPACES[name]
+            return f'<mspace width="{width}"></mspace>' if width else ""
+        if name == "frac":
+            return f"<mfrac>{self.argument()}{self.argument()}</mfrac>"
+        if name == "sqrt":
+            token = self.peek()
+            if token is not None and token[2] == "[":
+                raise self.error("\\sqrt[n]{...} is not supported: write x^{1/n}")
+            return f"<msqrt>{self.argument()}</msqrt>"
+        if name in _TEXT:
+            text = self.group_text(name)
+            if name == "operatorname":
+                return f"<mi>{html.escape(text)}</mi><mo>\u2061</mo>"
+            if name == "mathrm":
+                return f'<mi mathvariant="normal">{html.escape(text)}</mi>'
+            return f"<mtext>{html.escape(text)}</mtext>"
+        if name == "mathbf":
+            return f"<mi>{_bold(self.group_text(name))}</mi>"
+        if name == "mathbb":
+            text = self.group_text(name)
+            return f"<mi>{html.escape(''.join(_DOUBLE_STRUCK.get(ch, ch) for ch in text))}</mi>"
+        if name in _ACCENTS:
+            return f'<mover accent="true">{self.argument()}<mo>{_ACCENTS[name]}</mo></mover>'
+        if name in ("left", "right"):
+            command, _, char, _, _ = self.take()
+            if char == ".":
+                return ""
+            if command is not None and command not in _SYMBOLS_MO:
+                raise self.error(f"\\{name}\\{command} is not a delimiter")
+            return f"<mo>{html.escape(_SYMBOLS_MO[command] if command else char)}</mo>"
+        raise self.error(f"\\{name} is not supported in self-check math; supported: {_supported()}")
+
+
+def _bold(text: str) -> str:
+    """Latin letters and digits in Unicode's mathematical bold (MathML Core has no bold)."""
+    out = []
+    for ch in text:
+        if "A" <= ch <= "Z":
+            out.append(chr(0x1D400 + ord(ch) - ord("A")))
+        elif "a" <= ch <= "z":
+            out.append(chr(0x1D41A + ord(ch) - ord("a")))
+        elif "0" <= ch <= "9":
+            out.append(chr(0x1D7CE + ord(ch) - ord("0")))
+        else:
+            out.append(html.escape(ch))
+    return "".join(out)
+
+
+def _row(content: str) -> str:
+    return f"<mrow>{content}</mrow>"
+
+
+def tex_to_mathml(tex: str) -> str:
+    """Inline MathML for a simple TeX formula (the subset listed in the module docstring).
+
+    Args:
+        tex: the formula without its ``$`` delimiters, e.g. ``\\sqrt{d_k}``.
+
+    Returns:
+        ``<math>...</math>``, drawn by the browser itself (no MathJax needed).
+
+    Raises:
+        ValueError: an unsupported command or unbalanced braces, naming the formula.
+
+    Example:
+        >>> tex_to_mathml("x^2")
+        '<math><mrow><msup><mi>x</mi><mn>2</mn></msup></mrow></math>'
+    """
+    parser = _TexParser(tex)
+    body = parser.sequence(closing=False)
+    return f"<math>{_row(body)}</math>"
