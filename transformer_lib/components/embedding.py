@@ -25,6 +25,17 @@ def check_token_ids(ids: Tensor, vocab_size: int, name: str = "token ids") -> No
         )
 
 
+def _tracing() -> bool:
+    """True while ``torch.export`` (or, before torch 2.7, the compiler under it) traces a
+    graph: the ids are symbolic then and their values cannot be checked."""
+    compiler = getattr(torch, "compiler", None)
+    is_exporting = getattr(compiler, "is_exporting", None)  # torch >= 2.7
+    if is_exporting is not None:
+        return bool(is_exporting())
+    is_compiling = getattr(compiler, "is_compiling", None)
+    return bool(is_compiling is not None and is_compiling())
+
+
 class TokenEmbedding(nn.Module):
     """Look up a d_model vector per token id and multiply it by √d_model.
 
@@ -51,6 +62,6 @@ class TokenEmbedding(nn.Module):
     def forward(self, ids: Tensor) -> Tensor:
         # The check reads the ids' values, which a graph being exported (ONNX, for the
         # in-browser translator) does not have; the exported graph skips it.
-        if not torch.compiler.is_exporting():
+        if not _tracing():
             check_token_ids(ids, self.vocab_size)
         return self.embedding(ids) * self.scale  # (B, L, D)

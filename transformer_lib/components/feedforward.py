@@ -9,7 +9,7 @@ Taught in chapter 7.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from torch import Tensor, nn
 

@@ -24,7 +24,8 @@ with the call, with ``fig = ...`` or with a trailing ``;`` (``_show_once``).
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
