@@ -32,6 +32,7 @@ from transformer_lib.pipeline.lm_batching import (
     join_pair,
 )
 from transformer_lib.pipeline.objectives import LabelSmoothingLoss
+from transformer_lib.pipeline.tasks import DecoderOnlyTask
 
 torch.set_num_threads(1)
 V, SEP, EOS, PAD = 40, 4, 3, 0
@@ -427,3 +428,51 @@ def test_loss_ignores_the_english_part(prefix_lm):
     assert_close(decoder_only_loss(Perturbed(), batch, criterion, prefix_lm), loss)
     with pytest.raises(ValueError, match="pad_id"):
         decoder_only_loss(model, batch, LabelSmoothingLoss(V, 0.1, pad_id=None), prefix_lm)
+
+
+class _StandIn(nn.Module):
+    """Fixed logits in place of the model, with what the loss functions read of a model."""
+
+    config = TransformerConfig.tiny(V)  # pad_id 0 = PAD
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+        self.anchor = nn.Parameter(torch.zeros(1))  # for next(model.parameters()).device
+
+    def forward(self, ids, prefix_len=None, **ignored):
+        return self.fn(ids)
+
+
+@pytest.mark.parametrize("prefix_lm", [False, True])
+def test_training_and_validation_losses_score_the_next_token(prefix_lm):
+    """Position t predicts token t + 1: a model that copies the token it reads scores badly
+    and a next-token oracle scores ~0, in the training loss and in both validation numbers.
+    (With ids[:, :-1] as the targets it would be the other way round: the copier at 0.)"""
+    ds, _, _ = make_dataset()
+    items = [ds[i] for i in range(len(ds))]
+    batch = collate_decoder_only(items, PAD)
+    full = {int(seq[0]): seq.tolist() for seq, _ in items}  # rows are known by their first id
+    assert len(full) == len(items)
+
+    def copy(ids):
+        return 20.0 * nn.functional.one_hot(ids, V).float()
+
+    def oracle(ids):
+        out = torch.zeros(*ids.shape, V)
+        for b, row in enumerate(ids.tolist()):
+            seq = full[row[0]]
+            for t in range(min(len(row), len(seq) - 1)):
+                out[b, t, seq[t + 1]] = 20.0
+        return out
+
+    criterion = LabelSmoothingLoss(V, 0.0, PAD)
+    task = DecoderOnlyTask(prefix_lm)
+    losses = {}
+    for name, fn in (("oracle", oracle), ("copy", copy)):
+        trained, _, _ = task.batch_loss(_StandIn(fn), items, criterion, "cpu")
+        valid = task.evaluate_loss(_StandIn(fn), ds, max_tokens=64, smoothing=0.0)
+        direct = decoder_only_loss(_StandIn(fn), batch, criterion, prefix_lm)
+        losses[name] = [float(trained), valid["val_loss"], valid["val_nll"], float(direct)]
+    assert max(losses["oracle"]) < 1e-3, losses
+    assert min(losses["copy"]) > 5.0, losses

@@ -7,10 +7,13 @@ resume exactly) → ``decoding`` (greedy and beam search) → ``evaluation`` (BL
 ``pretrained`` (the shipped model) → ``cli`` (``python -m transformer_lib``).
 For the decoder-only model: ``lm_batching`` (``English <sep> German <eos>`` sequences and
 their loss) and ``generation`` (sampling, and greedy/beam translation).
+``check_kit`` checks any Transformer against the paper (and plants the tutorial bugs it
+catches); ``check_command`` is its ``python -m transformer_lib check``.
 
 The pipeline uses the components and knows nothing of plotting or widgets.
 """
 
+from .check_kit import PLANTED_BUGS, CheckReport, ModelAdapter, plant, run_checks
 from .checkpoints import CheckpointError, MissingCheckpointError
 from .decoding import beam_search, greedy_decode
 from .evaluation import evaluate_pairs
@@ -21,10 +24,13 @@ from .pretrained import Translator, load_pretrained
 from .training import Trainer, TrainingConfig, train
 
 __all__ = [
+    "PLANTED_BUGS",
+    "CheckReport",
     "CheckpointError",
     "DecoderOnlyDataset",
     "LabelSmoothingLoss",
     "MissingCheckpointError",
+    "ModelAdapter",
     "NoamSchedule",
     "Trainer",
     "TrainingConfig",
@@ -38,6 +44,8 @@ __all__ = [
     "load_pretrained",
     "next_token_distribution",
     "noam_lr",
+    "plant",
+    "run_checks",
     "train",
     "translate_decoder_only",
 ]
