@@ -182,6 +182,32 @@ def test_an_adapter_with_only_forward_skips_what_it_cannot_check():
     assert "SKIP" in str(report) and "needs attention weights (attention)" in str(report)
 
 
+@pytest.mark.parametrize("shift", [1, 0], ids=["shifted", "unshifted"])
+def test_a_readers_own_language_model_loss_is_checked(shift):
+    """A plain LM (no <sep>) whose training step the reader writes against the contract."""
+    model = tiny_model("decoder-only")
+
+    def training_loss(model_fn, batch):
+        ids = batch.tgt  # (B, L)
+        logits = model_fn(ids[:, :-1])  # (B, L-1, V)
+        target = ids[:, shift:][:, : logits.size(1)]
+        return torch.nn.functional.cross_entropy(
+            logits.flatten(0, 1), target.flatten(), ignore_index=0
+        )
+
+    adapter = ModelAdapter(
+        forward=lambda ids: model(ids),
+        arch="decoder-only",
+        vocab_size=48,
+        d_model=32,
+        training_loss=training_loss,
+    )
+    (r,) = run_checks(adapter, only=["teacher_forcing"])
+    assert r.passed == (shift == 1), r
+    if not r.passed:
+        assert r.causes[0].key == "unshifted-target" and "copies its input" in r.finding
+
+
 def test_a_failing_forward_is_reported_as_a_failure_with_the_error():
     adapter = ModelAdapter(
         forward=lambda src, tgt: torch.zeros(tgt.size(0), 3, 48),

@@ -58,9 +58,10 @@ def _loss_batch(kit: Kit) -> tuple[LossBatch, dict[int, list[int]]]:
         if a.encoder_decoder:
             srcs.append(source)
             rows.append(([a.bos_id] if a.bos_id is not None else []) + words + [a.eos_id])
-        else:
-            rows.append([*source, a.sep_id, *words, a.eos_id])
-            prefix.append(s + 1)
+        else:  # English <sep> German <eos>; a plain LM without <sep> gets no separator
+            sep = [] if a.sep_id is None else [a.sep_id]
+            rows.append([*source, *sep, *words, a.eos_id])
+            prefix.append(s + len(sep))
 
     def padded(seqs):
         width = max(len(x) for x in seqs)
