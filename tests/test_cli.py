@@ -47,8 +47,9 @@ def test_help(command, capsys):
 
 def test_translate_prints_german():
     # Through a real `python -m` process, as a reader would type it.
+    sentences = ["Tom is lazy.", "我喜欢你。", "I like 🍕 very much.", "?!..."]
     result = subprocess.run(
-        [sys.executable, "-m", "transformer_lib", "translate", "Tom is lazy.", "我喜欢你。"],
+        [sys.executable, "-m", "transformer_lib", "translate", *sentences],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,
@@ -56,10 +57,18 @@ def test_translate_prints_german():
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()
-    assert len(lines) == 2 and lines[0].startswith("Tom ist")
-    # The Chinese sentence is translated anyway, with one warning line (no source excerpt).
-    assert result.stderr.startswith("warning: sentence 1 ('我喜欢你。') is mostly characters")
-    assert result.stderr.count("\n") == 1 and "only English in Latin script" in result.stderr
+    assert len(lines) == 4 and lines[0].startswith("Tom ist")
+    # Each sentence is translated anyway; each doubtful one gets one warning line (no
+    # source excerpt): unknown characters, however few, and input without a letter.
+    warned = result.stderr.splitlines()
+    assert len(warned) == 3 and result.stderr.endswith("\n")
+    assert warned[0].startswith(
+        "warning: sentence 1 ('我喜欢你。') has 5 characters the model has never seen"
+    )
+    assert "only English in Latin script" in warned[0] and "meaningless" in warned[0]
+    assert warned[1].startswith("warning: sentence 2 ('I like 🍕 very much.') has 1 character")
+    assert "'🍕' (SLICE OF PIZZA)" in warned[1]
+    assert warned[2].startswith("warning: sentence 3 ('?!...') has no letter")
 
 
 def test_translate_several_with_beam(capsys):

@@ -152,10 +152,10 @@ def test_missing_corpus_names_the_flag(tmp_path, capsys):
     code = main(["train", "--out", str(tmp_path / "r"), "--max-steps", "1"] + [
         "--corpus", str(missing), "--no-progress"
     ])  # fmt: skip
-    assert code == 1
-    err = capsys.readouterr().err
-    assert "--corpus" in err and str(missing) in err and "Traceback" not in err
-    assert not (tmp_path / "r" / "checkpoint.pt").exists()
+    assert code == 2  # a bad argument, found before any work
+    err = _one_line_error(capsys, "train")
+    assert "--corpus" in err and str(missing) in err
+    assert not (tmp_path / "r").exists()
 
 
 # --------------------------------------------------------------------------------------

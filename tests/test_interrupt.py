@@ -443,3 +443,136 @@ def test_sigterm_through_the_command_line_exits_143(tmp_path, capsys, monkeypatc
     assert load_checkpoint(out / "checkpoint.pt")["state"]["step"] == 2
     assert not (out / "summary.json").exists()  # the run is not finished
     assert tmp_files(out) == []
+
+
+# --------------------------------------------------------------------------------------
+# Ctrl-C outside the training loop: evaluate, and train's final validation BLEU
+# --------------------------------------------------------------------------------------
+
+
+def _many_pairs(path: Path, n: int) -> Path:
+    """``n`` distinct pairs the shipped tokenizer covers."""
+    words = ("".join(t) for t in itertools.product("abcdefghijklmnopqrstuvwxyz", repeat=3))
+    lines = [f"Tom is {w}.\tTom ist {w}.\n" for w in itertools.islice(words, n)]
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def _untrained_checkpoint(tokenizer, path: Path) -> Path:
+    """A random model: it decodes every sentence to its full length, slowly enough to be
+    interrupted."""
+    from transformer_lib.pipeline.checkpoints import save_checkpoint
+
+    torch.manual_seed(0)
+    config = TransformerConfig.tiny(tokenizer.vocab_size, d_model=32, n_heads=2, d_ff=64)
+    return save_checkpoint(path, Transformer(config), tokenizer=tokenizer)
+
+
+def _wait_for_text(path: Path, text: str, proc: subprocess.Popen, timeout: float = 300.0):
+    _wait_for(lambda: path.is_file() and text in path.read_text(errors="replace"), proc, text)
+
+
+def test_ctrl_c_during_evaluate_stops_with_one_line(tokenizer, tmp_path):
+    pairs = _many_pairs(tmp_path / "pairs.tsv", 400)
+    model = _untrained_checkpoint(tokenizer, tmp_path / "random.pt")
+    scores = tmp_path / "scores.json"
+    err_file = tmp_path / "stderr.txt"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO_ROOT)}
+    command = [
+        sys.executable, "-m", "transformer_lib", "evaluate", "--pairs", str(pairs),
+        "--checkpoint", str(model), "--beam", "4", "--threads", "1", "--json", str(scores),
+    ]  # fmt: skip
+    with err_file.open("w") as stderr:
+        proc = subprocess.Popen(
+            command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True
+        )
+        _wait_for_text(err_file, "16/400", proc)  # the first batch is done: progress shows
+        proc.send_signal(signal.SIGINT)
+        stdout, _ = proc.communicate(timeout=300)
+    err = err_file.read_text()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    last = err.strip().splitlines()[-1]
+    assert last == (
+        "python -m transformer_lib evaluate: SIGINT: interrupted; the scores were not "
+        "complete, so nothing was written"
+    )
+    assert "BLEU =" not in stdout
+    assert not scores.exists() and not list(tmp_path.glob(".scores.json.tmp-*"))
+
+
+def test_sigterm_during_evaluate_exits_143(tokenizer, tmp_path, capsys, monkeypatch):
+    from transformer_lib.pipeline import evaluation
+
+    pairs = _many_pairs(tmp_path / "pairs.tsv", 100)
+    model = _untrained_checkpoint(tokenizer, tmp_path / "random.pt")
+    translate = evaluation.translate_any
+    calls = []
+
+    def terminated_in_batch_2(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            signal.raise_signal(signal.SIGTERM)  # as a scheduler's kill would
+        return translate(*args, **kwargs)
+
+    monkeypatch.setattr(evaluation, "translate_any", terminated_in_batch_2)
+    args = ["evaluate", "--pairs", str(pairs), "--checkpoint", str(model), "--limit", "70"]
+    assert main([*args, "--json", str(tmp_path / "s.json")]) == 143
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1].startswith("python -m transformer_lib evaluate: SIGTERM")
+    assert not (tmp_path / "s.json").exists()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored
+
+
+def test_ctrl_c_during_the_final_bleu_keeps_the_finished_run(tmp_path):
+    """A real Ctrl-C while train scores the validation split (with its progress bar)."""
+    corpus = _many_pairs(tmp_path / "pairs.tsv", 6000)  # ≈150 validation sentences
+    out = tmp_path / "run"
+    err_file = tmp_path / "stderr.txt"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO_ROOT)}
+    command = [
+        sys.executable, "-m", "transformer_lib", "train", "--out", str(out), "--corpus",
+        str(corpus), "--threads", "1", "--max-steps", "1", "--max-tokens", "256",
+        "--eval-every", "0", "--final-bleu", "valid",
+    ]  # fmt: skip
+    with err_file.open("w") as stderr:
+        proc = subprocess.Popen(
+            command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True
+        )
+        _wait_for_text(err_file, "valid BLEU (greedy):", proc)  # its progress bar
+        _wait_for(lambda: "64/" in err_file.read_text(errors="replace"), proc, "a batch")
+        proc.send_signal(signal.SIGINT)
+        stdout, _ = proc.communicate(timeout=300)
+    err = err_file.read_text()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert stdout.strip().splitlines()[-1] == (
+        f"SIGINT: stopped during the final valid BLEU; the run is complete and saved "
+        f"({out / 'checkpoint.pt'}, model.pt, summary.json without the BLEU); score it with: "
+        f"python -m transformer_lib evaluate --checkpoint {out / 'model.pt'} --split valid "
+        f"--corpus {corpus}"
+    )
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["steps"] == 1 and not [k for k in summary if "bleu_" in k or "chrf" in k]
+    assert summary["final_bleu"] == "interrupted (SIGINT) before the valid BLEU was complete"
+    assert load_checkpoint(out / "checkpoint.pt")["state"]["step"] == 1
+    assert tmp_files(out) == []
+
+
+@pytest.mark.parametrize("arch", ["encoder-decoder", "decoder-only"])
+@pytest.mark.parametrize("beam", [1, 3])
+def test_progress_does_not_change_the_translations(tokenizer, arch, beam, capsys):
+    from transformer_lib.components.decoder_only import build_model
+    from transformer_lib.pipeline.evaluation import evaluate_pairs
+
+    torch.manual_seed(1)
+    config = TransformerConfig.tiny(
+        tokenizer.vocab_size, d_model=32, n_heads=2, d_ff=64, max_len=24
+    ).to_dict()
+    model = build_model({**config, "arch": arch}).eval()
+    texts = [" ".join(["Tom is lazy."] * (1 + i % 4)) + f" {i}" for i in range(40)]
+    pairs = [(t, "Tom ist faul.") for t in texts]
+    plain = evaluate_pairs(model, tokenizer, pairs, beam, batch_size=6)
+    shown = evaluate_pairs(model, tokenizer, pairs, beam, batch_size=6, progress="scoring")
+    assert shown.hypotheses == plain.hypotheses and shown.bleu == plain.bleu
+    assert "scoring: 100%" in capsys.readouterr().err

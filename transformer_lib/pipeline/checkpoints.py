@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from ..components.model import count_parameters
 __all__ = [
     "average_checkpoints",
     "CHECKPOINT_FORMAT",
+    "restore_hint",
     "CheckpointError",
     "MissingCheckpointError",
     "load_checkpoint",
@@ -52,11 +55,39 @@ class MissingCheckpointError(CheckpointError, FileNotFoundError):
     """There is no checkpoint file where one was expected."""
 
 
-_FIX_HINT = (
-    "Train a model with `python -m transformer_lib train --out runs/NAME` and point at "
-    "runs/NAME/checkpoint.pt, or restore the shipped data/model.pt from the repository "
-    "(git checkout -- data/model.pt)."
-)
+def restore_hint(name: str) -> str:
+    """How to get back a file that ships with the book (``data/NAME``), for this install.
+
+    A git checkout restores it with ``git checkout``; a pip install has no repository to
+    restore from, so it is reinstalled.
+    """
+    from .corpus import REPO_ROOT, shipped_data_dir
+
+    if (REPO_ROOT / ".git").exists() and shipped_data_dir() == REPO_ROOT / "data":
+        return f"restore it with `git checkout -- data/{name}`"
+    return (
+        f"reinstall the package to get it back (`pip install --force-reinstall --no-deps` "
+        f"with the source you installed it from puts it in {shipped_data_dir()})"
+    )
+
+
+def _fix_hint(path: str | os.PathLike) -> str:
+    """What to do about a bad checkpoint file: restore it if it ships with the book,
+    otherwise train one (or use the shipped model)."""
+    from .corpus import shipped_data_dir
+
+    path = Path(path)
+    try:
+        shipped = path.resolve().parent == shipped_data_dir().resolve()
+    except OSError:
+        shipped = False
+    if shipped:
+        return f"It ships with the book: {restore_hint(path.name)}."
+    return (
+        "Point at a checkpoint written by `python -m transformer_lib train --out runs/NAME` "
+        "(runs/NAME/model.pt or checkpoint.pt), or leave the option out to use the shipped "
+        "model."
+    )
 
 
 def _sha256_text(text: str) -> str:
@@ -140,6 +171,10 @@ def average_checkpoints(
     newest checkpoint's config, tokenizer and training state (without optimiser state),
     records ``state["averaged_from"]`` and, if ``out`` is given, is written there.
 
+    Checkpoints of *different runs* (their recorded seeds, training settings or corpora
+    differ) are averaged too, with a ``UserWarning``: the weights of two independently
+    trained models do not line up, and their average translates nothing (BLEU near 0).
+
     Returns:
         The averaged checkpoint dict (loadable with :func:`load_model` once saved).
 
@@ -155,6 +190,7 @@ def average_checkpoints(
             raise ValueError(f"{path} is a different model from {paths[0]}; average one run.")
         if ck.get("tokenizer", {}).get("sha256") != first.get("tokenizer", {}).get("sha256"):
             raise ValueError(f"{path} uses a different tokenizer from {paths[0]}.")
+    _warn_if_different_runs(paths, ckpts)
     newest = ckpts[-1]
     weights: dict[str, torch.Tensor] = {}
     shared: dict[tuple[int, int], torch.Tensor] = {}  # tied weights stay one tensor
@@ -177,6 +213,46 @@ def average_checkpoints(
     return averaged
 
 
+#: Training settings that may differ between checkpoints of one run (a resumed run may
+#: change its budget; the device and progress bar are not part of the recipe).
+_SETTINGS_THAT_MAY_DIFFER = ("max_steps", "minutes", "cpu_minutes", "device", "progress")
+
+
+def _run_identity(ckpt: dict) -> dict[str, Any]:
+    """What a checkpoint records about the run it belongs to: its seed, its other fixed
+    training settings and the sha256 of its corpus (those it records)."""
+    state = ckpt.get("state", {})
+    config = state.get("training_config", {})
+    identity = {k: v for k, v in config.items() if k not in _SETTINGS_THAT_MAY_DIFFER}
+    corpus = state.get("run", {}).get("corpus")
+    if isinstance(corpus, dict) and corpus.get("sha256"):
+        identity["corpus"] = corpus.get("given") or corpus["sha256"][:12]
+        identity["corpus_sha256"] = corpus["sha256"]
+    return identity
+
+
+def _warn_if_different_runs(paths: list, ckpts: list[dict]) -> None:
+    """Warn when the checkpoints come from different training runs (different seeds,
+    settings or corpora): the average of independently trained models is a broken model."""
+    first = _run_identity(ckpts[0])
+    for path, ckpt in zip(paths[1:], ckpts[1:]):
+        other = _run_identity(ckpt)
+        differ = [k for k in first if k in other and first[k] != other[k]]
+        if not differ:
+            continue
+        shown = [k for k in differ if k != "corpus_sha256"] or ["corpus_sha256"]
+        what = ", ".join(f"{k} {first[k]!r} vs {other[k]!r}" for k in shown[:3])
+        warnings.warn(
+            f"AVERAGING CHECKPOINTS OF DIFFERENT RUNS: {paths[0]} and {path} were trained "
+            f"differently ({what}). Independently trained "
+            f"models do not line up weight by weight, so their average is a broken model "
+            f"(BLEU near 0); §6.1 averages the last checkpoints of one run.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return
+
+
 def write_atomically(path: Path, write: Callable[[Path], Any]) -> None:
     """Run ``write(tmp)`` on a temporary file beside ``path``, then rename it into place.
 
@@ -196,6 +272,39 @@ def _save_atomic(obj: dict[str, Any], path: Path) -> None:
     write_atomically(path, lambda tmp: torch.save(obj, tmp))
 
 
+def _why_unreadable(path: Path, exc: Exception) -> str:
+    """What is wrong with a file ``torch.load(weights_only=True)`` refused, in our words.
+
+    torch's own message for a refused pickle advises loading with ``weights_only=False``,
+    which would run whatever code the file holds: it is never repeated here.
+    """
+    try:
+        with path.open("rb") as f:
+            head = f.read(4)
+    except OSError as err:
+        return f"it cannot be read ({err.strerror})"
+    if not head:
+        return "the file is empty (0 bytes)"
+    refused = isinstance(exc, pickle.UnpicklingError) or "weights only" in str(exc).lower()
+    if head == b"PK\x03\x04":  # the zip archive torch.save writes
+        if refused:
+            return (
+                "it holds Python objects other than tensors, numbers, strings, lists and "
+                "dicts (a whole pickled model, or code that would run on loading), which "
+                "this library never loads; it was not written by transformer_lib"
+            )
+        return (
+            "the archive is truncated or damaged (an interrupted copy or download, or a "
+            "file written while its run was killed)"
+        )
+    if head[:1] == b"\x80":  # a pickle stream (or torch's legacy format)
+        return (
+            "it is a plain pickle, not a checkpoint archive, and may hold code that would "
+            "run on loading; this library never loads such files"
+        )
+    return "it is not a PyTorch file at all (it starts as neither a zip archive nor a pickle)"
+
+
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict:
     """Read and validate a checkpoint written by :func:`save_checkpoint`.
 
@@ -208,15 +317,15 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
     """
     path = Path(path)
     if not path.is_file():
-        raise MissingCheckpointError(f"No checkpoint file at {path}. {_FIX_HINT}")
+        raise MissingCheckpointError(f"No checkpoint file at {path}. {_fix_hint(path)}")
     try:
-        ckpt = torch.load(path, map_location=map_location, weights_only=True)
+        with warnings.catch_warnings():  # e.g. torch's note on a foreign pickle protocol
+            warnings.simplefilter("ignore")
+            ckpt = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # zip errors, unpickling errors, EOF: all mean "bad file"
         raise CheckpointError(
-            f"{path} is not a readable PyTorch checkpoint ({type(exc).__name__}: "
-            f"{str(exc).splitlines()[0] if str(exc) else 'no details'}). The file may be "
-            f"truncated (an interrupted copy or download) or not a checkpoint at all. "
-            f"{_FIX_HINT}"
+            f"{path} is not a readable PyTorch checkpoint: {_why_unreadable(path, exc)}. "
+            f"{_fix_hint(path)}"
         ) from exc
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         what = (
@@ -226,7 +335,7 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
         )
         raise CheckpointError(
             f"{path} is a PyTorch file but not a transformer_lib checkpoint (it holds {what}; "
-            f"expected format={CHECKPOINT_FORMAT!r}). {_FIX_HINT}"
+            f"expected format={CHECKPOINT_FORMAT!r}). {_fix_hint(path)}"
         )
     if ckpt.get("version") != CHECKPOINT_VERSION:
         raise CheckpointError(
@@ -235,7 +344,7 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
         )
     missing = [k for k in ("config", "model") if not isinstance(ckpt.get(k), dict)]
     if missing:
-        raise CheckpointError(f"{path} lacks {missing}; it is incomplete. {_FIX_HINT}")
+        raise CheckpointError(f"{path} lacks {missing}; it is incomplete. {_fix_hint(path)}")
     return ckpt
 
 
@@ -260,7 +369,7 @@ def load_model(
         model.load_state_dict(ckpt["model"], strict=True)
     except (ValueError, TypeError, KeyError, RuntimeError) as exc:
         raise CheckpointError(
-            f"{path} holds weights that do not fit its model config ({exc}). {_FIX_HINT}"
+            f"{path} holds weights that do not fit its model config ({exc}). {_fix_hint(path)}"
         ) from exc
     return model.to(device).eval(), ckpt
 
@@ -277,8 +386,18 @@ def tokenizer_from_checkpoint(ckpt: dict, path: str | os.PathLike = "checkpoint"
             f"{path} has no embedded tokenizer; load data/tokenizer.json with Tokenizer.load()."
         )
     if _sha256_text(rec["json"]) != rec.get("sha256"):
-        raise CheckpointError(f"{path}: the embedded tokenizer fails its sha256 check. {_FIX_HINT}")
-    return Tokenizer(tokenizers.Tokenizer.from_str(rec["json"]))
+        raise CheckpointError(
+            f"{path}: the embedded tokenizer fails its sha256 check. {_fix_hint(path)}"
+        )
+    tokenizer = Tokenizer(tokenizers.Tokenizer.from_str(rec["json"]))
+    vocab = ckpt.get("config", {}).get("vocab_size")
+    if vocab is not None and tokenizer.vocab_size != vocab:
+        raise CheckpointError(
+            f"{path}: its tokenizer has {tokenizer.vocab_size} tokens but the model's "
+            f"embedding has {vocab} rows, so token ids would not match the weights (the file "
+            f"pairs a model with another tokenizer). {_fix_hint(path)}"
+        )
+    return tokenizer
 
 
 # ======================================================================================

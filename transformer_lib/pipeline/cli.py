@@ -14,7 +14,8 @@ status 2 and a one-line message that names the flag.
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
+import os
 import sys
 import time
 import warnings
@@ -23,6 +24,17 @@ from pathlib import Path
 
 from . import cli_checks as checks
 from .cli_checks import UsageError
+from .cli_commands import (
+    DEFAULT_AVERAGE_LAST,
+    _cmd_average,
+    _cmd_evaluate,
+    _cmd_generate,
+    _cmd_translate,
+    _sigterm_raises,
+    _Terminated,
+    _unknown_arguments,
+    _write_json,
+)
 
 PRESETS = ("tiny", "base", "big")
 ARCHS = ("encoder-decoder", "decoder-only")
@@ -64,15 +76,21 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog=(
             "examples:\n"
             "  python -m transformer_lib train --minutes 15 --out runs/mine\n"
+            "  python -m transformer_lib train --out runs/mine --resume --minutes 10\n"
             '  python -m transformer_lib translate "Tom is lazy." --beam 4\n'
             "  python -m transformer_lib evaluate --split test --beam 4\n"
             "  python -m transformer_lib average runs/mine --last 5 --out runs/mine/avg.pt\n"
+            "  python -m transformer_lib train --arch decoder-only --minutes 15 --out runs/gpt\n"
+            '  python -m transformer_lib generate "Ich habe" --checkpoint data/decoder_only.pt '
+            "--temperature 0.8 --top-k 20 --seed 0\n"
         ),
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.commands = {}  # type: ignore[attr-defined]  # name -> its parser (for messages)
 
     def command(name: str, **kw) -> argparse.ArgumentParser:
-        return sub.add_parser(name, **kw)
+        parser.commands[name] = sub.add_parser(name, **kw)  # type: ignore[attr-defined]
+        return parser.commands[name]  # type: ignore[attr-defined]
 
     # ---- train -----------------------------------------------------------------------
     t = command(
@@ -201,6 +219,7 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--threads", type=int, help="torch CPU threads")
     ev.add_argument("--show", type=int, default=3, help="example translations to print")
     ev.add_argument("--json", help="also write the scores to this JSON file")
+    ev.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_decoding_args(ev)
 
     # ---- generate --------------------------------------------------------------------
@@ -212,7 +231,10 @@ def _build_parser() -> argparse.ArgumentParser:
             "decoder-only; the book ships data/decoder_only.pt). The model reads "
             "`English <sep> German`: the prompt is put after <sep>, with --source as the "
             "English (empty by default). Sampling: --temperature, --top-k, --top-p, --seed; "
-            "--greedy takes the most likely token."
+            "--greedy takes the most likely token. An unknown token "
+            "(<unk>) is printed as \ufffd (U+FFFD). Generation stops at <eos>, after "
+            "--max-new-tokens, or when the sequence fills the model's context (128 tokens "
+            "for the shipped model; a note says so)."
         ),
     )
     ge.add_argument("prompt", help="the German text to continue, in quotes")
@@ -238,7 +260,11 @@ def _build_parser() -> argparse.ArgumentParser:
         ),
     )
     av.add_argument("inputs", nargs="+", help="a run folder, or checkpoint files")
-    av.add_argument("--last", type=int, default=5, help="how many checkpoints (default: 5)")
+    av.add_argument(
+        "--last",
+        type=int,
+        help=f"how many checkpoints (default: {DEFAULT_AVERAGE_LAST}, as in §6.1)",
+    )
     av.add_argument("--out", required=True, help="the averaged model file to write")
     av.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     return parser
@@ -256,51 +282,87 @@ def _add_decoding_args(p: argparse.ArgumentParser) -> None:
 # ======================================================================================
 
 
-def _corpus_splits(corpus: str | None) -> dict[str, list[tuple[str, str]]]:
-    from .corpus import find_corpus, read_pairs, split_pairs
+def _resolve_corpus(given: str | None) -> Path:
+    """The corpus file ``--corpus`` names (``download``: the cached current release)."""
+    from .corpus import find_corpus
 
-    if corpus == "download":
-        path = find_corpus(download=True)
-    else:
-        path = find_corpus(corpus)
+    return find_corpus(download=True) if given == "download" else find_corpus(given)
+
+
+def _corpus_splits(path: Path) -> dict[str, list[tuple[str, str]]]:
+    from .corpus import read_pairs, split_pairs
+
     pairs, stats = read_pairs(path)
     print(f"corpus {path}: {stats.summary()}", flush=True)
     return split_pairs(pairs)
 
 
+def _load_translator(args: argparse.Namespace):
+    from .pretrained import load_pretrained
+
+    return load_pretrained(args.checkpoint, device=checks.device(args.device))
+
+
+def _launch_rank() -> int:
+    """This process's rank under torchrun (which sets ``RANK``), before the group exists."""
+    try:
+        return int(os.environ.get("RANK", "0") or 0)
+    except ValueError:
+        return 0
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
+    from .run_folder import RunFolderBusy, lock_run_folder
+
+    out = Path(args.out)
+    checks.device(args.device)
+    checks.train_numbers(args)
+    checks.out_folder(out)
+    with contextlib.ExitStack() as stack:
+        if _launch_rank() == 0:  # only rank 0 writes into the folder
+            try:
+                stack.enter_context(lock_run_folder(out))
+            except RunFolderBusy as exc:
+                stop = f"stop it (kill {exc.pid}), " if exc.pid else ""
+                raise UsageError(
+                    f"--out: {exc}; wait for it to finish, {stop}or choose another --out"
+                ) from None
+        return _train(args, out)
+
+
+def _train(args: argparse.Namespace, out: Path) -> int:
     import torch
 
     from ..components.config import TransformerConfig
     from ..components.model import count_parameters
     from .checkpoints import load_checkpoint, tokenizer_from_checkpoint
     from .distributed import init_distributed, process_group_backend
+    from .run_folder import RunFolderError
     from .tokenizer import DEFAULT_TOKENIZER_PATH, Tokenizer
     from .training import Trainer, TrainingConfig
 
     explicit = {k for k, v in vars(args).items() if v is not None}
-    out = Path(args.out)
     device = checks.device(args.device)
-    checks.train_numbers(args)
     resume_path = checks.train_out_dir(out, args.resume, args.force)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    rank, world = init_distributed(device)
-    if world > 1 and device.type == "cuda":
-        device = torch.device("cuda", torch.cuda.current_device())
-
+    note = None
     if resume_path is not None:
         ckpt = load_checkpoint(resume_path)
-        run = ckpt.get("state", {}).get("run", {})
-        saved = ckpt.get("state", {}).get("training_config", {})
-        checks.resume_conflicts(args, explicit, run, saved, RESUME_MAY_CHANGE, resume_path)
+        state = ckpt.get("state", {})
+        run = state.get("run", {})
+        saved = state.get("training_config", {})
+        checks.resume_conflicts(
+            args, explicit, run, saved, RESUME_MAY_CHANGE, resume_path, ckpt["config"],
+            ckpt.get("tokenizer", {}).get("sha256"),
+        )  # fmt: skip
+        settings = {**saved, **{k: getattr(args, k) for k in RESUME_MAY_CHANGE if k in explicit}}
+        checks.nothing_left_to_do(settings, state, explicit, out)
+        corpus_path, corpus, note = checks.resume_corpus(args.corpus, run, resume_path, out)
         config = TransformerConfig.from_dict(
             {k: v for k, v in ckpt["config"].items() if k not in ("arch", "prefix_lm")}
         )
         tokenizer = tokenizer_from_checkpoint(ckpt, resume_path)
         tok_path = Path(ckpt["tokenizer"]["name"])
-        settings = {**saved, **{k: getattr(args, k) for k in RESUME_MAY_CHANGE if k in explicit}}
-        run = {**TRAIN_DEFAULTS, **run}
+        run = {**TRAIN_DEFAULTS, **run, "corpus": corpus}
     else:
         run = {k: getattr(args, k) if k in explicit else v for k, v in TRAIN_DEFAULTS.items()}
         run["prefix_lm"] = bool(args.prefix_lm)
@@ -316,10 +378,19 @@ def _cmd_train(args: argparse.Namespace) -> int:
         settings.update(max_steps=args.max_steps, minutes=args.minutes, amp=bool(args.amp))
         settings["cpu_minutes"] = args.cpu_minutes
         settings["clip_norm"] = settings["clip_norm"] or None
+        corpus_path = _resolve_corpus(args.corpus)
+        run["corpus"] = checks.corpus_record(args.corpus, corpus_path)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    rank, world = init_distributed(device)
+    if world > 1 and device.type == "cuda":
+        device = torch.device("cuda", torch.cuda.current_device())
     settings.update(device=str(device), progress=not args.no_progress)
     tcfg = TrainingConfig.from_dict(settings)
 
-    splits = _corpus_splits(args.corpus)
+    if note and rank == 0:
+        print(note, flush=True)
+    splits = _corpus_splits(corpus_path)
     from .tasks import build_model, make_datasets
 
     train_set, valid_set = make_datasets(run, splits, tokenizer, config)
@@ -344,183 +415,105 @@ def _cmd_train(args: argparse.Namespace) -> int:
             print(f"resumed {resume_path} at step {trainer.step}", flush=True)
     elif args.force and rank == 0:
         checks.clear_run(out)
-    session_start = time.perf_counter()
-    log = trainer.fit()
+    session = (time.perf_counter(), trainer.step, trainer.tokens_seen, trainer.elapsed_s)
+    resume_cmd = f"python -m transformer_lib train --out {out} --resume"
+    try:
+        log = trainer.fit()
+    except RunFolderError as exc:
+        if exc.checkpoint_step is not None:
+            then = f"make {out} writable again and continue with: {resume_cmd}"
+        else:
+            then = f"make {out} writable again and start the run again"
+        print(f"error: {exc}; {then}", file=sys.stderr, flush=True)
+        return 1
     if rank:
         return 0
     if trainer.interrupted:
         print(
             f"{trainer.interrupted}: stopped at step {trainer.step} and saved {out}/checkpoint.pt"
-            f"; continue with: python -m transformer_lib train --out {out} --resume",
+            f"; continue with: {resume_cmd}",
             flush=True,
         )
         return 130 if trainer.interrupted == "SIGINT" else 143
-    _report_run(trainer, log, time.perf_counter() - session_start)
+    _report_run(trainer, log, session)
     summary = {
         "steps": trainer.step,
         "minutes_total": round(trainer.elapsed_s / 60, 2),
         "cpu_minutes_total": round(trainer.cpu_s / 60, 2),
         "tokens_seen": trainer.tokens_seen,
     }
+    stopped = None
     if args.final_bleu != "none":
-        from .tasks import evaluate_model
-
-        result = evaluate_model(model, tokenizer, splits[args.final_bleu], beam=1)
-        print(f"{args.final_bleu} greedy BLEU = {result.bleu:.2f}  chrF = {result.chrf:.2f}")
-        summary[f"{args.final_bleu}_bleu_greedy"] = round(result.bleu, 2)
-        summary[f"{args.final_bleu}_chrf_greedy"] = round(result.chrf, 2)
-    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+        stopped = _final_bleu(args, model, tokenizer, splits[args.final_bleu], summary)
+    try:
+        _write_json(out / "summary.json", summary)
+    except OSError as exc:
+        print(
+            f"error: could not write {out / 'summary.json'} ({exc.strerror}); the run itself "
+            f"is complete and saved in {out / 'checkpoint.pt'}",
+            file=sys.stderr,
+        )
+        return 1
+    if stopped is not None:
+        split = args.final_bleu
+        corpus_flag = "" if run["corpus"]["given"] == "shipped" else f" --corpus {corpus_path}"
+        print(
+            f"{stopped}: stopped during the final {split} BLEU; the run is complete and saved "
+            f"({out / 'checkpoint.pt'}, model.pt, summary.json without the BLEU); score it "
+            f"with: python -m transformer_lib evaluate --checkpoint {out / 'model.pt'} "
+            f"--split {split}{corpus_flag}",
+            flush=True,
+        )
+        return 130 if stopped == "SIGINT" else 143
     print(f"wrote {out / 'checkpoint.pt'}, {out / 'model.pt'}, {out / 'training_log.json'}")
     return 0
 
 
-def _report_run(trainer, log, wall: float) -> None:
-    speeds = [e["tokens_per_s"] for e in log if "tokens_per_s" in e]
+def _final_bleu(args, model, tokenizer, pairs, summary: dict) -> str | None:
+    """Greedy BLEU of the trained model on ``--final-bleu``'s split, into ``summary``.
+
+    Returns None, or the signal ("SIGINT"/"SIGTERM") that interrupted it; then
+    ``summary`` says so instead of holding a score.
+    """
+    from .evaluation import evaluate_pairs
+
+    split = args.final_bleu
+    model.eval()
+    label = None if args.no_progress else f"{split} BLEU (greedy)"
+    try:
+        with _sigterm_raises():
+            result = evaluate_pairs(model, tokenizer, pairs, 1, progress=label)
+    except (KeyboardInterrupt, _Terminated) as exc:
+        name = "SIGINT" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
+        summary["final_bleu"] = f"interrupted ({name}) before the {split} BLEU was complete"
+        return name
+    print(f"{split} greedy BLEU = {result.bleu:.2f}  chrF = {result.chrf:.2f}")
+    summary[f"{split}_bleu_greedy"] = round(result.bleu, 2)
+    summary[f"{split}_chrf_greedy"] = round(result.chrf, 2)
+    return None
+
+
+def _report_run(trainer, log, session: tuple[float, int, int, float]) -> None:
+    """The one-line summary of a finished session; ``session`` is (start time, step,
+    tokens seen, elapsed seconds) when it began."""
+    started, step0, tokens0, elapsed0 = session
+    wall = time.perf_counter() - started
+    speeds = [e["tokens_per_s"] for e in log if "tokens_per_s" in e and e["step"] > step0]
     vals = [e for e in log if "val_loss" in e]
-    median = sorted(speeds)[len(speeds) // 2] if speeds else 0
+    if speeds:
+        speed = f"median {sorted(speeds)[len(speeds) // 2]:,.0f} tokens/s"
+    else:  # fewer steps than --log-every: the session's mean instead
+        seconds = trainer.elapsed_s - elapsed0
+        tokens = (trainer.tokens_seen - tokens0) * trainer.world
+        speed = f"{tokens / seconds:,.0f} tokens/s" if seconds > 0 and tokens else "no steps"
     text = (
         f"done: step {trainer.step}, {wall / 60:.1f} min this run "
         f"({trainer.elapsed_s / 60:.1f} min in total, {trainer.cpu_s / 60:.1f} CPU-min), "
-        f"median {median:,.0f} tokens/s"
+        f"{speed}"
     )
     if vals:
         text += f", val_loss {vals[-1]['val_loss']:.3f} (ppl {vals[-1]['val_ppl']:.2f})"
     print(text, flush=True)
-
-
-def _load_translator(args: argparse.Namespace):
-    from .pretrained import load_pretrained
-
-    return load_pretrained(args.checkpoint, device=checks.device(args.device))
-
-
-def _cmd_translate(args: argparse.Namespace) -> int:
-    checks.decoding(args)
-    sentences = list(args.sentences)
-    if not sentences:
-        sentences = [line.rstrip("\n") for line in sys.stdin if line.strip()]
-    if not sentences:
-        raise UsageError("no sentence given (pass it in quotes, or pipe lines in)")
-    translator = _load_translator(args)
-    for line in translator.translate(sentences, beam=args.beam, alpha=args.alpha):
-        print(line)
-    return 0
-
-
-def _cmd_evaluate(args: argparse.Namespace) -> int:
-    import torch
-
-    from .corpus import read_pairs
-    from .evaluation import _jsonable
-
-    checks.decoding(args)
-    checks.positive(args, "limit", "threads")
-    if args.json:
-        checks.writable_file(args.json, "--json")
-    if args.pairs is not None and not Path(args.pairs).is_file():
-        raise UsageError(f"--pairs: no file at {args.pairs}")
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    if args.pairs is not None:
-        pairs, stats = read_pairs(args.pairs)
-        print(f"{args.pairs}: {stats.summary()}")
-        if not pairs:
-            raise UsageError(f"--pairs: {args.pairs} holds no English<TAB>German pairs")
-    else:
-        pairs = _corpus_splits(args.corpus)[args.split]
-        print(f"{args.split} split: {len(pairs)} pairs")
-    translator = _load_translator(args)
-    start = time.perf_counter()
-    result = translator.evaluate(pairs, beam=args.beam, alpha=args.alpha, limit=args.limit)
-    seconds = time.perf_counter() - start
-    print(f"BLEU = {result.bleu:.2f}")
-    print(f"chrF = {result.chrf:.2f}")
-    mode = "greedy" if args.beam == 1 else f"beam {args.beam}, alpha {args.alpha}"
-    print(
-        f"{result.n_sources} source sentences, {result.n_references} references, {mode}, "
-        f"{seconds:.1f} s"
-    )
-    print(f"sacreBLEU: {result.bleu_detail}")
-    shown = list(zip(result.sources, result.hypotheses, result.references))[: max(args.show, 0)]
-    for src_text, hyp, refs in shown:
-        print(f"  {src_text}  →  {hyp}    [ref: {' | '.join(refs[:3])}]")
-    if args.json:
-        data = _jsonable(result)
-        data.update({"mode": mode, "pairs": args.pairs or f"split:{args.split}"})
-        Path(args.json).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
-    return 0
-
-
-def _cmd_generate(args: argparse.Namespace) -> int:
-    import torch
-
-    from ..components.decoder_only import DecoderOnlyTransformer
-    from .generation import generate
-    from .pretrained import DEFAULT_DECODER_ONLY, load_pretrained
-
-    checks.sampling(args)
-    path = args.checkpoint or DEFAULT_DECODER_ONLY
-    if not Path(path).is_file():
-        raise UsageError(f"--checkpoint: no file at {path}")
-    if not args.prompt.strip():
-        raise UsageError("the prompt is empty; give some German text to continue")
-    translator = load_pretrained(path, device=checks.device(args.device))
-    model, tok = translator.model, translator.tokenizer
-    if not isinstance(model, DecoderOnlyTransformer):
-        raise UsageError(
-            f"--checkpoint: {path} is an encoder-decoder model; generate needs a decoder-only "
-            f"one (train --arch decoder-only, or data/decoder_only.pt)"
-        )
-    sep = tok.token_to_id("<sep>")
-    if sep is None:
-        raise UsageError(f"--checkpoint: the tokenizer in {path} has no <sep> token")
-    source = tok.encode(args.source) if args.source.strip() else []
-    prompt = [*source, sep, *tok.encode(args.prompt)]
-    if len(prompt) >= model.config.max_len:
-        raise UsageError(
-            f"the prompt has {len(prompt)} tokens; the model's context is "
-            f"{model.config.max_len}: shorten it"
-        )
-    never = (tok.pad_id, tok.bos_id, sep)
-    for i in range(args.samples):
-        seed = None if args.seed is None else args.seed + i
-        out = generate(
-            model, torch.tensor(prompt), args.max_new_tokens, args.temperature, args.top_k,
-            args.top_p, greedy=args.greedy, seed=seed, eos_id=tok.eos_id,
-            prefix_lm=model.prefix_lm, never=never,
-        )  # fmt: skip
-        print(tok.decode(out[len(source) + 1 :].tolist()))
-    return 0
-
-
-def _cmd_average(args: argparse.Namespace) -> int:
-    from .checkpoints import average_checkpoints
-    from .training import step_checkpoints
-
-    checks.positive(args, "last")
-    out = Path(args.out)
-    if out.exists() and not args.force:
-        raise UsageError(f"--out: {out} exists; choose another file or pass --force")
-    checks.writable_file(out, "--out")
-    paths: list[Path] = []
-    for item in map(Path, args.inputs):
-        if item.is_dir():
-            found = step_checkpoints(item)
-            if not found:
-                raise UsageError(
-                    f"{item} holds no step-NNNNNN.pt checkpoints; train with "
-                    f"--keep-checkpoints K to keep them"
-                )
-            paths.extend(found)
-        elif item.is_file():
-            paths.append(item)
-        else:
-            raise UsageError(f"no checkpoint file or run folder at {item}")
-    paths = paths[-args.last :]
-    average_checkpoints(paths, out)
-    names = ", ".join(p.name for p in paths)
-    print(f"averaged {len(paths)} checkpoints ({names}) into {out}")
-    return 0
 
 
 def _warning_line(message, category, filename, lineno, line=None) -> str:
@@ -531,7 +524,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m transformer_lib`` (and the ``transformer-lib`` script)."""
     from .checkpoints import CheckpointError
 
-    args = _build_parser().parse_args(argv)
+    parser = _build_parser()
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        sub = parser.commands[args.command]
+        sub.error(_unknown_arguments(sub, extras))
     command = {
         "train": _cmd_train,
         "translate": _cmd_translate,
@@ -540,14 +537,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         "generate": _cmd_generate,
     }
     warnings.formatwarning = _warning_line  # one line on stderr, no source excerpt
+    prog = f"python -m transformer_lib {args.command}"
     try:
         return command[args.command](args)
     except UsageError as exc:
-        print(f"python -m transformer_lib {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
-    except (CheckpointError, FileNotFoundError, ValueError, TypeError) as exc:
+    except (KeyboardInterrupt, _Terminated) as exc:
+        name = "SIGINT" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
+        print(f"{prog}: {name}: interrupted; {INTERRUPTED[args.command]}", file=sys.stderr)
+        return 130 if name == "SIGINT" else 143
+    except (CheckpointError, OSError, ValueError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+
+
+#: What an interrupted command leaves behind (Ctrl-C outside training's own handling).
+INTERRUPTED = {
+    "train": "files already in --out are intact (every write is atomic)",
+    "translate": "the translations printed above are complete",
+    "evaluate": "the scores were not complete, so nothing was written",
+    "generate": "the continuations printed above are complete",
+    "average": "--out was not written (it is written atomically)",
+}
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any
 
 import sacrebleu
@@ -125,6 +126,7 @@ def evaluate_pairs(
     alpha: float = 0.6,
     limit: int | None = None,
     batch_size: int = 64,
+    progress: str | None = None,
 ) -> EvaluationResult:
     """Translate every distinct source of ``pairs`` and score it against all its references.
 
@@ -135,6 +137,9 @@ def evaluate_pairs(
         alpha: Length-penalty exponent for beam search.
         limit: Score only the first ``limit`` distinct sources (quick checks).
         batch_size: Sentences decoded together.
+        progress: If given, a progress bar (on stderr) with this label counts the
+            sentences translated. The batches and so the translations are the same
+            with or without it.
     """
     groups = group_references(pairs)
     if limit is not None:
@@ -143,7 +148,12 @@ def evaluate_pairs(
         raise ValueError("No sentence pairs to evaluate.")
     sources = [src for src, _ in groups]
     refs = [r for _, r in groups]
-    hyps = translate_any(model, tokenizer, sources, beam_size, alpha, batch_size)
+    if progress is None:
+        hyps = translate_any(model, tokenizer, sources, beam_size, alpha, batch_size)
+    else:
+        hyps = _translate_with_progress(
+            model, tokenizer, sources, beam_size, alpha, batch_size, progress
+        )
     bleu, chrf, sigs = corpus_scores(hyps, refs)
     return EvaluationResult(
         bleu=bleu.score,
@@ -157,6 +167,47 @@ def evaluate_pairs(
         bleu_detail=str(bleu),
         signatures=sigs,
     )
+
+
+def _decoding_batches(model, tokenizer, texts: Sequence[str], beam_size: int, batch_size: int):
+    """The batches (lists of indices into ``texts``) :func:`translate_any` decodes, in order.
+
+    Both architectures sort the sentences by token count (a stable sort) and cut the
+    sorted list into batches of ``max(1, batch_size // beam_size)``; the decoder-only
+    model cuts each group of equal length on its own.
+    """
+    lengths = [len(ids) for ids in tokenizer.encode_batch(list(texts))]
+    order = sorted(range(len(texts)), key=lambda i: lengths[i])
+    step = max(1, batch_size // max(1, beam_size))
+    if not isinstance(model, DecoderOnlyTransformer):
+        return [order[i : i + step] for i in range(0, len(order), step)]
+    batches = []
+    for _, group in groupby(order, key=lambda i: lengths[i]):
+        group = list(group)
+        batches += [group[i : i + step] for i in range(0, len(group), step)]
+    return batches
+
+
+def _translate_with_progress(
+    model, tokenizer, texts, beam_size, alpha, batch_size, label: str
+) -> list[str]:
+    """:func:`translate_any`, one of its own batches at a time, with a progress bar.
+
+    Each call gets exactly one batch of :func:`_decoding_batches`, already sorted, so
+    it decodes that batch as the single call would: the translations are identical.
+    """
+    from tqdm.auto import tqdm
+
+    out: list[str] = [""] * len(texts)
+    with tqdm(total=len(texts), desc=label, unit="sentence") as bar:
+        for batch in _decoding_batches(model, tokenizer, texts, beam_size, batch_size):
+            hyps = translate_any(
+                model, tokenizer, [texts[i] for i in batch], beam_size, alpha, batch_size
+            )
+            for i, hyp in zip(batch, hyps):
+                out[i] = hyp
+            bar.update(len(batch))
+    return out
 
 
 def _jsonable(result: EvaluationResult) -> dict[str, Any]:

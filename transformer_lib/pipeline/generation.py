@@ -19,6 +19,7 @@ Shapes: B batch, T length, V vocabulary size, K beam size.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from itertools import groupby
 
@@ -32,6 +33,9 @@ from .decoding import (
 )
 
 __all__ = [
+    "UNK_DISPLAY",
+    "context_room",
+    "decode_for_display",
     "generate",
     "next_token_distribution",
     "translate_decoder_only",
@@ -44,6 +48,12 @@ def _check_sampling(temperature: float, top_k: int | None, top_p: float | None) 
         raise ValueError(
             f"temperature must be > 0, got {temperature}. For the most likely token (the "
             f"limit temperature → 0) use greedy=True, which takes the argmax."
+        )
+    if not math.isfinite(temperature):
+        raise ValueError(
+            f"temperature must be a finite number, got {temperature}: dividing the logits "
+            f"by it leaves no distribution to sample from (a very large temperature, e.g. "
+            f"100, is close to uniform sampling)."
         )
     if top_k is not None and (isinstance(top_k, bool) or int(top_k) != top_k or top_k < 1):
         raise ValueError(f"top_k must be an integer >= 1 (or None for no limit), got {top_k!r}")
@@ -217,6 +227,41 @@ def generate(
     finally:
         model.train(was_training)
     return ids[0] if single else ids
+
+
+#: How :func:`decode_for_display` shows ``<unk>``: U+FFFD REPLACEMENT CHARACTER, the
+#: usual mark of a character that could not be represented.
+UNK_DISPLAY = "\ufffd"
+
+
+def decode_for_display(tokenizer, ids: Sequence[int]) -> str:
+    """Text of generated ids for a reader: specials dropped, ``<unk>`` shown as ``�``.
+
+    ``Tokenizer.decode`` keeps ``<unk>`` as the literal text ``<unk>`` (useful when
+    inspecting tokens); in generated German it would look like markup, so here each
+    ``<unk>`` becomes :data:`UNK_DISPLAY` (U+FFFD). Otherwise identical to
+    ``tokenizer.decode(ids)``.
+
+    Args:
+        tokenizer: The model's :class:`~transformer_lib.pipeline.tokenizer.Tokenizer`.
+        ids: Token ids, e.g. the new part of :func:`generate`'s output.
+
+    Returns:
+        The text.
+    """
+    skip = {tokenizer.pad_id, tokenizer.bos_id, tokenizer.eos_id, tokenizer.token_to_id("<sep>")}
+    tokens = [
+        UNK_DISPLAY if i == tokenizer.unk_id else tokenizer.id_to_token(i)
+        for i in map(int, ids)
+        if i not in skip
+    ]
+    return tokenizer.backend.decoder.decode(tokens)
+
+
+def context_room(model, prompt_len: int) -> int:
+    """How many tokens :func:`generate` can add to a prompt of ``prompt_len`` tokens
+    before the sequence fills the model's context (``config.max_len`` positions)."""
+    return max(0, model.config.max_len - prompt_len + 1)
 
 
 def _continuations(rows: Sequence[Sequence[int]], prompt_len: int, eos_id: int) -> list[list[int]]:

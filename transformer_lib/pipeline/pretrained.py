@@ -11,6 +11,8 @@ or an editable install); the checkpoint embeds its tokenizer, so nothing else is
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,11 +21,16 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .checkpoints import MissingCheckpointError, load_model, tokenizer_from_checkpoint
+from .checkpoints import (
+    MissingCheckpointError,
+    load_model,
+    restore_hint,
+    tokenizer_from_checkpoint,
+)
 from .corpus import shipped_data_dir
 from .decoding import beam_search, encode_sources, greedy_decode
 from .evaluation import translate_any
-from .tokenizer import warn_if_mostly_unknown
+from .tokenizer import warn_about_inputs
 
 __all__ = [
     "CHECKPOINT_ENV_VAR",
@@ -70,6 +77,12 @@ class Translator:
     """
 
     def __init__(self, model, tokenizer, checkpoint: dict | None = None, path: Path | None = None):
+        if tokenizer.vocab_size != model.config.vocab_size:
+            raise ValueError(
+                f"The tokenizer has {tokenizer.vocab_size} tokens but the model's embedding "
+                f"has {model.config.vocab_size} rows: they were not trained together. Use the "
+                f"tokenizer stored in the model's checkpoint (tokenizer_from_checkpoint)."
+            )
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.checkpoint = checkpoint or {}
@@ -109,29 +122,48 @@ class Translator:
                 attention map) instead of strings.
 
         Raises:
+            TypeError: ``text`` is not a str or a list of them; ``beam`` is not an int or
+                ``alpha`` not a number.
             ValueError: An empty sentence (there is nothing to translate), or one longer
-                than the model's ``max_len`` tokens (not truncated: split it).
-                Characters never seen in training become ``<unk>`` and are still translated.
+                than the model's ``max_len`` tokens (not truncated: split it); ``beam < 1``
+                or ``alpha`` negative or not finite.
+
+        Warns:
+            UserWarning: For each sentence with characters never seen in training (they
+                become ``<unk>`` and are still translated) or without any letter; see
+                :func:`~transformer_lib.pipeline.tokenizer.input_warning`.
         """
         single = isinstance(text, str)
         if not single and not isinstance(text, (list, tuple)):
             raise TypeError(
                 f"translate(text=...) takes a str or a list of str, not {type(text).__name__}."
             )
+        _check_search(beam, alpha, "translate")
         texts = [text] if single else list(text)
         encode_sources(self.model, self.tokenizer, texts)  # checks types, emptiness, length
-        warn_if_mostly_unknown(self.tokenizer, texts)
+        warn_about_inputs(self.tokenizer, texts)
         if not return_attention:
             out = translate_any(self.model, self.tokenizer, texts, beam, alpha)
             return out[0] if single else out
         results = [self._with_attention(t, beam, alpha) for t in texts]
         return results[0] if single else results
 
-    def evaluate(self, pairs, beam: int = 1, alpha: float = 0.6, limit: int | None = None):
-        """BLEU and chrF on ``(english, german)`` pairs, all references per sentence."""
+    def evaluate(
+        self,
+        pairs,
+        beam: int = 1,
+        alpha: float = 0.6,
+        limit: int | None = None,
+        progress: str | None = None,
+    ):
+        """BLEU and chrF on ``(english, german)`` pairs, all references per sentence
+        (``progress``: a label for a progress bar on stderr; see :func:`evaluate_pairs`)."""
         from .evaluation import evaluate_pairs
 
-        return evaluate_pairs(self.model, self.tokenizer, pairs, beam, alpha, limit)
+        _check_search(beam, alpha, "evaluate")
+        return evaluate_pairs(
+            self.model, self.tokenizer, pairs, beam, alpha, limit, progress=progress
+        )
 
     @torch.no_grad()
     def _with_attention(self, text: str, beam: int, alpha: float) -> Translation:
@@ -154,6 +186,25 @@ class Translator:
             decoder_input_tokens=[tok.id_to_token(i) for i in ids[:-1]],
             attention={k: [w[0].cpu() for w in v] for k, v in attn.items()},
         )
+
+
+def _check_search(beam: Any, alpha: Any, method: str) -> None:
+    """``beam`` is an int >= 1 and ``alpha`` a finite number >= 0 (not a str, not a bool)."""
+    if isinstance(beam, bool) or not isinstance(beam, numbers.Integral):
+        hint = f" (beam={int(beam)})" if isinstance(beam, str) and beam.strip().isdigit() else ""
+        raise TypeError(
+            f"{method}(beam=...) takes an int, the beam size (1 = greedy), not "
+            f"{type(beam).__name__} {beam!r}{hint}."
+        )
+    if beam < 1:
+        raise ValueError(f"{method}(beam=...) must be >= 1 (1 = greedy), got {beam}.")
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise TypeError(
+            f"{method}(alpha=...) takes a number, the length-penalty exponent (the paper: "
+            f"0.6), not {type(alpha).__name__} {alpha!r}."
+        )
+    if not (math.isfinite(alpha) and alpha >= 0):
+        raise ValueError(f"{method}(alpha=...) must be a finite number >= 0, got {alpha}.")
 
 
 def load_pretrained(
@@ -183,8 +234,8 @@ def load_pretrained(
             raise MissingCheckpointError(
                 f"The shipped model is missing: no file at {path}. It ships in the "
                 f"repository's data/ folder and in a pip install (share/transformer-book); "
-                f"restore it with `git checkout -- data/model.pt` or reinstall the package, "
-                f"set {CHECKPOINT_ENV_VAR}=/path/to/model.pt, or train your own with "
+                f"{restore_hint(Path(path).name)}, set {CHECKPOINT_ENV_VAR}=/path/to/model.pt, "
+                f"or train your own with "
                 f"`python -m transformer_lib train --minutes 15 --out runs/mine` and call "
                 f"load_pretrained('runs/mine/model.pt')."
             )

@@ -40,6 +40,14 @@ import tokenizers
 from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
 
 from .corpus import corpus_sha256, find_corpus, read_pairs, shipped_data_dir, split_pairs
+from .input_text import (
+    UNKNOWN_SHARE_WARNING,
+    has_letter,
+    input_warning,
+    not_utf8,
+    unknown_characters,
+    warn_about_inputs,
+)
 
 __all__ = [
     "BOS_ID",
@@ -48,6 +56,10 @@ __all__ = [
     "PAD_ID",
     "SEP_ID",
     "UNKNOWN_SHARE_WARNING",
+    "has_letter",
+    "input_warning",
+    "unknown_characters",
+    "warn_about_inputs",
     "warn_if_mostly_unknown",
     "SPECIAL_TOKENS",
     "UNK_ID",
@@ -70,10 +82,6 @@ _SPACE_MARKER = "\u2581"  # "▁", shows where a space was
 _BASE_ALPHABET = sorted(
     set(string.ascii_letters + string.digits + string.punctuation + "äöüÄÖÜß„“”‚‘’–—…€")
 )
-
-
-#: Share of ``<unk>`` tokens above which a sentence gets a warning.
-UNKNOWN_SHARE_WARNING = 0.5
 
 
 def warn_if_mostly_unknown(tokenizer: Tokenizer, texts: Sequence[str]) -> list[int]:
@@ -110,6 +118,9 @@ def _check_str(text: Any, method: str) -> str:
             else ""
         )
         raise TypeError(f"Tokenizer.{method} expects a str, got {type(text).__name__}.{hint}")
+    problem = not_utf8(text)
+    if problem is not None:
+        raise ValueError(f"Tokenizer.{method}: the text {problem}")
     return text
 
 
@@ -232,8 +243,8 @@ class Tokenizer:
         if not path.is_file():
             raise FileNotFoundError(
                 f"No tokenizer file at {path}. Create it with "
-                f"transformer_lib.tokenizer.train_tokenizer_from_corpus(out_path=...) "
-                f"or `python -m transformer_lib.tokenizer --out {path.name}`."
+                f"transformer_lib.pipeline.tokenizer.train_tokenizer_from_corpus(out_path=...) "
+                f"or `python -m transformer_lib.pipeline.tokenizer --out {path}`."
             )
         try:
             backend = tokenizers.Tokenizer.from_file(str(path))

@@ -15,7 +15,6 @@ import json
 import os
 import random
 import signal
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
@@ -38,6 +37,7 @@ from .distributed import (
     wrap_distributed,
 )
 from .objectives import LabelSmoothingLoss, NoamSchedule, make_optimizer
+from .run_folder import failed_writes, training_session
 from .tasks import evaluate_loss, task_for
 
 __all__ = [
@@ -198,6 +198,8 @@ class Trainer:
         self.snapshots: list[dict[str, Any]] = []
         self.interrupted: str | None = None  # "SIGINT"/"SIGTERM" if a signal ended fit()
         self._signal: int | None = None
+        self.checkpoint_step: int | None = None  # step of the last checkpoint.pt written here
+        self._bar = None  # the progress bar of the running fit(), if any
 
     # ---- checkpoints ---------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -271,6 +273,9 @@ class Trainer:
         self.cpu_s = float(st.get("cpu_s", 0.0))
         self.log = list(st.get("log", []))
         self.snapshots = list(st.get("snapshots", []))
+        own = None if self.out_dir is None else self.out_dir / "checkpoint.pt"
+        if own is not None and own.is_file() and own.samefile(path):
+            self.checkpoint_step = self.step  # the run folder's own checkpoint: still good
         if "rng" in st:
             _set_rng_state(st["rng"])
         if self.rank:  # ranks > 0 keep their own dropout stream
@@ -279,25 +284,31 @@ class Trainer:
     def _write_outputs(self) -> None:
         if self.out_dir is None:
             return
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.save(self.out_dir / "checkpoint.pt")
-        self.save(self.out_dir / "model.pt", weights_only=True)
+        with failed_writes(self, self.out_dir / "checkpoint.pt"):
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            self.save(self.out_dir / "checkpoint.pt")
+        self.checkpoint_step = self.step
+        with failed_writes(self, self.out_dir / "model.pt"):
+            self.save(self.out_dir / "model.pt", weights_only=True)
         self._write_log()
 
     def _write_log(self) -> None:
         if self.out_dir is not None:
-            self.out_dir.mkdir(parents=True, exist_ok=True)
-            _write_text_atomic(
-                self.out_dir / "training_log.json", json.dumps(self.log, indent=1) + "\n"
-            )
+            with failed_writes(self, self.out_dir / "training_log.json"):
+                self.out_dir.mkdir(parents=True, exist_ok=True)
+                _write_text_atomic(
+                    self.out_dir / "training_log.json", json.dumps(self.log, indent=1) + "\n"
+                )
 
     def _keep_step_checkpoint(self) -> None:
         """Write ``step-NNNNNN.pt`` (weights only) and delete all but the newest K."""
         if self.out_dir is None or self.config.keep_checkpoints <= 0:
             return
-        self.save(self.out_dir / f"step-{self.step:06d}.pt", weights_only=True)
-        for old in step_checkpoints(self.out_dir)[: -self.config.keep_checkpoints]:
-            old.unlink(missing_ok=True)
+        path = self.out_dir / f"step-{self.step:06d}.pt"
+        with failed_writes(self, path):
+            self.save(path, weights_only=True)
+            for old in step_checkpoints(self.out_dir)[: -self.config.keep_checkpoints]:
+                old.unlink(missing_ok=True)
 
     def _take_snapshot(self) -> None:
         if self.rank or self.tokenizer is None or self.step not in self.config.snapshot_at:
@@ -309,10 +320,11 @@ class Trainer:
             return
         self.snapshots.append(snap)
         if self.out_dir is not None:
-            _write_text_atomic(
-                self.out_dir / "attention_snapshots.json",
-                json.dumps(self.snapshots, ensure_ascii=False, separators=(",", ":")) + "\n",
-            )
+            with failed_writes(self, self.out_dir / "attention_snapshots.json"):
+                _write_text_atomic(
+                    self.out_dir / "attention_snapshots.json",
+                    json.dumps(self.snapshots, ensure_ascii=False, separators=(",", ":")) + "\n",
+                )
 
     # ---- the loop ------------------------------------------------------------------
     @property
@@ -361,12 +373,12 @@ class Trainer:
             )
         if self.step == 0:
             torch.manual_seed(cfg.seed + 1000 * self.rank)  # dropout; init seeded by caller
-        _remove_stale_temporaries(self.out_dir)
-        previous = _install_signal_handlers(self._on_signal)
-        try:
-            return self._fit()
-        finally:
-            _restore_signal_handlers(previous)
+        with training_session(self.out_dir, self._on_signal):  # the folder's lock, signals
+            try:
+                return self._fit()
+            finally:  # also when a write failed mid-loop: no half-drawn progress bar
+                if self._bar is not None:
+                    self._bar.close()
 
     def _fit(self) -> list[dict[str, Any]]:
         cfg = self.config
@@ -377,7 +389,7 @@ class Trainer:
         ckpt_every = cfg.checkpoint_every or cfg.eval_every
         ckpt_period = cfg.checkpoint_minutes * 60.0 if cfg.checkpoint_minutes else None
         self._take_snapshot()
-        bar = _progress_bar(cfg, self.step, self.rank)
+        bar = self._bar = _progress_bar(cfg, self.step, self.rank)
         start = last = last_ckpt = time.perf_counter()
         start_elapsed, start_cpu, cpu0 = self.elapsed_s, self.cpu_s, time.process_time()
         window = {"loss": 0.0, "tokens": 0, "steps": 0, "targets": 0, "grad": 0.0}
@@ -488,28 +500,6 @@ def step_checkpoints(run_dir: str | os.PathLike) -> list[Path]:
 
 def _write_text_atomic(path: Path, text: str) -> None:
     write_atomically(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-
-
-def _remove_stale_temporaries(out_dir: Path | None) -> None:
-    """Delete temporary files a killed run may have left (``.NAME.tmp-PID``)."""
-    if out_dir is not None and out_dir.is_dir():
-        for tmp in out_dir.glob(".*.tmp-*"):
-            tmp.unlink(missing_ok=True)
-
-
-def _install_signal_handlers(handler) -> dict[int, Any]:
-    """Route SIGINT/SIGTERM to ``handler`` (only possible in the main thread)."""
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        previous[sig] = signal.signal(sig, handler)
-    return previous
-
-
-def _restore_signal_handlers(previous: dict[int, Any]) -> None:
-    for sig, old in previous.items():
-        signal.signal(sig, old)
 
 
 class _Progress:
