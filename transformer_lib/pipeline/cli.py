@@ -101,7 +101,10 @@ def _build_parser() -> argparse.ArgumentParser:
             "pairs. Writes OUT/checkpoint.pt (resumable, at least once a minute), "
             "OUT/model.pt (weights only) and OUT/training_log.json. Stops at --minutes or "
             "--max-steps, whichever comes first, or at Ctrl-C (the run is saved and can be "
-            "resumed). Runs under torchrun --nproc_per_node N for data parallelism."
+            "resumed). A resumed run trains on the corpus it started with (its checkpoint "
+            "records the file and its sha256). One train at a time may use a run folder "
+            "(it holds OUT/.lock). Runs under torchrun --nproc_per_node N for data "
+            "parallelism."
         ),
     )
     d = TRAIN_DEFAULTS
