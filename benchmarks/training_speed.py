@@ -11,54 +11,15 @@ both alike. Prints tokens per second for each and their ratio (ours / PyTorch's)
 from __future__ import annotations
 
 import argparse
-import math
 import platform
 import statistics
 import time
 
 import torch
 import torch.nn.functional as F
-from torch import nn
+from torch_baseline import TorchBaseline  # benchmarks/torch_baseline.py
 
-from transformer_lib import Transformer, TransformerConfig, sinusoidal_positional_encoding
-
-
-class TorchBaseline(nn.Module):
-    """``nn.Transformer`` with the same scaled, tied embeddings and output layer as ours."""
-
-    def __init__(self, c: TransformerConfig):
-        super().__init__()
-        self.pad_id, self.scale = c.pad_id, math.sqrt(c.d_model)
-        self.embed = nn.Embedding(c.vocab_size, c.d_model, padding_idx=c.pad_id)
-        self.register_buffer("pe", sinusoidal_positional_encoding(c.max_len, c.d_model))
-        self.dropout = nn.Dropout(c.dropout)
-        self.transformer = nn.Transformer(
-            c.d_model,
-            c.n_heads,
-            c.n_encoder_layers,
-            c.n_decoder_layers,
-            c.d_ff,
-            c.dropout,
-            batch_first=True,
-            norm_first=c.norm_first,
-        )
-        self.generator = nn.Linear(c.d_model, c.vocab_size)
-        self.generator.weight = self.embed.weight
-
-    def forward(self, src, tgt):
-        def emb(ids):
-            return self.dropout(self.embed(ids) * self.scale + self.pe[: ids.size(1)])
-
-        T = tgt.size(1)
-        out = self.transformer(
-            emb(src),
-            emb(tgt),
-            tgt_mask=nn.Transformer.generate_square_subsequent_mask(T, dtype=torch.bool),
-            src_key_padding_mask=src == self.pad_id,
-            tgt_key_padding_mask=tgt == self.pad_id,
-            memory_key_padding_mask=src == self.pad_id,
-        )
-        return self.generator(out)
+from transformer_lib import Transformer, TransformerConfig
 
 
 def make_batches(n, batch_size, length, vocab, pad_id, seed=0):

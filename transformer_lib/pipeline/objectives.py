@@ -19,7 +19,17 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR
 
-__all__ = ["LabelSmoothingLoss", "NoamSchedule", "make_optimizer", "noam_lr", "smoothed_targets"]
+__all__ = [
+    "SCHEDULES",
+    "LabelSmoothingLoss",
+    "LinearDecaySchedule",
+    "NoamSchedule",
+    "linear_decay_lr",
+    "make_optimizer",
+    "make_schedule",
+    "noam_lr",
+    "smoothed_targets",
+]
 
 
 # ======================================================================================
@@ -165,6 +175,63 @@ class NoamSchedule(LambdaLR):
     def __init__(self, optimizer, d_model: int, warmup: int, factor: float = 1.0):
         self.d_model, self.warmup, self.factor = d_model, warmup, factor
         super().__init__(optimizer, lambda i: noam_lr(i + 1, d_model, warmup, factor))
+
+
+def linear_decay_lr(
+    step: int, progress: float, d_model: int, warmup: int, factor: float = 1.0
+) -> float:
+    """A schedule for a known budget: §5.3's warm-up, then a straight line down to zero.
+
+        lrate = factor · (d_model · warmup)^−0.5 · min(1, step / warmup) · (1 − progress)
+
+    ``progress`` is the fraction of the run's budget used so far (steps, CPU time or wall
+    time, whichever is nearest its end), so the rate reaches zero just as the budget runs
+    out, however fast the machine is. The peak is the one Noam's schedule reaches at
+    ``step == warmup`` (:func:`noam_lr`), so ``warmup`` and ``factor`` mean the same in
+    both. Not in the paper, whose runs had a fixed 100k steps: for short runs a rate that
+    ends at zero beats ``step^−0.5``, which is still high when the budget ends.
+    """
+    if warmup < 1:
+        raise ValueError(f"warmup must be >= 1, got {warmup}")
+    step = max(int(step), 1)
+    left = min(max(1.0 - float(progress), 0.0), 1.0)
+    return factor * (d_model * warmup) ** -0.5 * min(1.0, step / warmup) * left
+
+
+class LinearDecaySchedule(LambdaLR):
+    """:func:`linear_decay_lr` as a ``LambdaLR``; the trainer sets :attr:`progress`
+    (0 → 1) before every ``step()``. Give the optimiser ``lr=1.0`` (:func:`make_optimizer`).
+
+    ``progress`` is saved with the schedule's state, so a resumed run continues the line.
+    """
+
+    def __init__(self, optimizer, d_model: int, warmup: int, factor: float = 1.0):
+        self.d_model, self.warmup, self.factor = d_model, warmup, factor
+        self.progress = 0.0
+        super().__init__(
+            optimizer, lambda i: linear_decay_lr(i + 1, self.progress, d_model, warmup, factor)
+        )
+
+    def state_dict(self) -> dict:
+        return {**super().state_dict(), "progress": self.progress}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        self.progress = float(state.pop("progress", 0.0))
+        super().load_state_dict(state)
+
+
+#: Learning-rate schedules by name (``TrainingConfig.schedule``, ``train --schedule``).
+SCHEDULES = {"noam": NoamSchedule, "linear": LinearDecaySchedule}
+
+
+def make_schedule(
+    optimizer, name: str, d_model: int, warmup: int, factor: float = 1.0
+) -> NoamSchedule | LinearDecaySchedule:
+    """The schedule called ``name`` (``"noam"``, §5.3; or ``"linear"``) for ``optimizer``."""
+    if name not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {name!r}")
+    return SCHEDULES[name](optimizer, d_model, warmup, factor)
 
 
 def make_optimizer(model: nn.Module) -> torch.optim.Adam:

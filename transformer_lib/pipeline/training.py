@@ -36,7 +36,7 @@ from .distributed import (
     sum_over_ranks,
     wrap_distributed,
 )
-from .objectives import LabelSmoothingLoss, NoamSchedule, make_optimizer
+from .objectives import LabelSmoothingLoss, LinearDecaySchedule, make_optimizer, make_schedule
 from .run_folder import failed_writes, training_session
 from .tasks import evaluate_loss, task_for
 
@@ -73,6 +73,9 @@ class TrainingConfig:
     max_tokens: int = 2048
     lr_factor: float = 1.0  # scale of the Noam schedule (§5.3 uses 1)
     warmup: int = 400  # warm-up steps (§5.3: 4000 for 100k steps; far fewer here)
+    # "noam" (§5.3: rate ∝ step^-0.5 after the warm-up) or "linear" (the same warm-up and
+    # peak, then a straight line to zero at the end of the budget: better for short runs)
+    schedule: str = "noam"
     label_smoothing: float = 0.1  # ε_ls (§5.4)
     clip_norm: float | None = 1.0  # gradient-norm clipping (not in the paper; cheap insurance)
     max_steps: int | None = None  # stop after this many optimiser steps in total
@@ -185,8 +188,8 @@ class Trainer:
             model.config.vocab_size, cfg.label_smoothing, model.config.pad_id
         )
         self.optimizer = make_optimizer(model)
-        self.scheduler = NoamSchedule(
-            self.optimizer, model.config.d_model, cfg.warmup, cfg.lr_factor
+        self.scheduler = make_schedule(
+            self.optimizer, cfg.schedule, model.config.d_model, cfg.warmup, cfg.lr_factor
         )
         self.step = 0  # optimiser steps taken so far (over all sessions)
         self.epoch = 0  # current pass over the training data
@@ -358,6 +361,17 @@ class Trainer:
     def _on_signal(self, signum, frame) -> None:  # noqa: ARG002 - signal handler signature
         self._signal = signum
 
+    def _progress(self, step: int, budget_s: float | None, start: float) -> float:
+        """How much of the budget is used (0 → 1): the nearest of steps, CPU and wall time."""
+        cfg, parts = self.config, []
+        if cfg.max_steps:
+            parts.append(step / cfg.max_steps)
+        if cfg.cpu_minutes:
+            parts.append(self.cpu_s / (cfg.cpu_minutes * 60.0))
+        if budget_s:
+            parts.append((time.perf_counter() - start) / budget_s)
+        return max(parts, default=0.0)
+
     def fit(self) -> list[dict[str, Any]]:
         """Train until ``max_steps`` (total), ``minutes`` (this call) or ``cpu_minutes``
         (total) is reached, or a
@@ -420,6 +434,8 @@ class Trainer:
                 else:
                     grad = torch.zeros(())
                 self.optimizer.step()
+                if isinstance(self.scheduler, LinearDecaySchedule):
+                    self.scheduler.progress = self._progress(self.step + 1, budget_s, start)
                 self.scheduler.step()
                 self.step += 1
                 self.batch_in_epoch += self.world
