@@ -149,6 +149,8 @@ def test_html_is_self_contained_and_deterministic():
     html = self_check(_questions())._repr_html_()
     assert html == self_check(_questions())._repr_html_()  # same questions, same bytes
     assert html.count("<style>") == 1 and html.count("<script>") == 1
+    script = html[html.index("<script>") :]
+    assert f'[id="{self_check(_questions()).uid}"]' in script  # finds its quiz by id too
     for external in ("src=", "href=", "@import", "url(", "http:", "https:", "//cdn"):
         assert external not in html, f"{external} in the self-check HTML"
     # Every input's choice gets a reveal rule: the CSS covers the largest allowed question.

@@ -221,7 +221,7 @@ class SelfCheck:
         )
         for i, q in enumerate(self.questions, 1):
             parts.append(_question_html(q, f"{uid}-q{i}", i))
-        parts.append(f"<script>{_SCRIPT}</script>")
+        parts.append(f"<script>{_SCRIPT.replace('__UID__', uid)}</script>")
         parts.append("</div>")
         return "\n".join(parts)
 
@@ -357,11 +357,14 @@ _CSS = (
 
 # Adds the explanation of each newly chosen answer to the question's live region (and
 # removes those no longer chosen), so a screen reader announces exactly the new one.
+# The script finds its quiz as its parent (the book, JupyterLab, which re-creates an
+# output's scripts in place) or else by id (the classic Notebook evaluates them from a
+# copy in <head>); a second display of the same quiz takes the one not yet set up.
 _SCRIPT = """(function () {
-  var me = document.currentScript;
-  var quiz = me && me.parentNode;
-  if (!quiz || !quiz.classList || !quiz.classList.contains("sc-quiz")) return;
-  if (quiz.hasAttribute("data-sc-js")) return;
+  var me = document.currentScript, parent = me && me.parentNode;
+  var quiz = parent && parent.classList && parent.classList.contains("sc-quiz") ? parent
+    : document.querySelector('[id="__UID__"]:not([data-sc-js])');
+  if (!quiz || quiz.hasAttribute("data-sc-js")) return;
   function sync(question) {
     var inputs = question.querySelectorAll("input.sc-input");
     var whys = question.querySelectorAll(".sc-whys > .sc-why");
