@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 widgets = pytest.importorskip("ipywidgets")
@@ -76,7 +77,39 @@ def _check_static(box, n_expected: int | None = None) -> list[bytes]:
     # The first slider (the one browser tests move) must select frames.
     sliders = [c for c in controls if isinstance(c, (widgets.IntSlider, widgets.SelectionSlider))]
     assert sliders and any(sliders[0] is s for ss in targets.values() for s in ss)
+    _check_frames_described_and_readable(box)
     return frames
+
+
+def _check_frames_described_and_readable(box) -> None:
+    """Each frame has its own description (in the page's hidden data, in frame order) and
+    may shrink only down to the width at which its smallest text is 9 CSS px."""
+    import html
+    import re
+
+    from transformer_lib.views.explorers.frames import MIN_TEXT_PX, readable_width
+    from transformer_lib.views.text_size import png_text_size
+
+    images = find_widgets(box.stack, widgets.Image)
+    assert len(images) == box.frame_count == len(box.frame_descriptions)
+    order = [next(c for c in im._dom_classes if c.startswith("frame-")) for im in images]
+    assert order == [f"frame-{k}" for k in range(len(images))]
+    assert all("explorer-frame" in im._dom_classes for im in images)
+    assert len(set(box.frame_descriptions)) == len(images), "two frames are described alike"
+    (hidden,) = [
+        c for c in box.children if isinstance(c, widgets.HTML) and "explorer-alt" in c.value
+    ]
+    data = re.search(r"data-frames='([^']*)'", hidden.value).group(1)
+    assert json.loads(html.unescape(data)) == box.frame_descriptions
+    for image in images:
+        png = bytes(image.value)
+        width, natural = readable_width(png), int.from_bytes(png[16:20], "big")
+        if width is None:
+            assert image.layout.max_width == "100%"
+            continue
+        assert image.layout.max_width == f"max(100%, {width}px)"
+        assert width <= natural
+        assert png_text_size(png) * width / natural >= MIN_TEXT_PX - 1e-6
 
 
 def _check_live(box) -> None:
@@ -87,6 +120,60 @@ def _check_live(box) -> None:
 
 def _png(box) -> bytes:
     return bytes(box.image.value)
+
+
+def test_explorer_modules_use_only_the_public_frames_interface():
+    """What an explorer needs from frames.py is its public, documented API."""
+    import ast
+    from pathlib import Path
+
+    from transformer_lib.views.explorers import frames
+
+    folder = Path(frames.__file__).parent
+    for path in sorted(folder.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "frames" and node.level == 1:
+                for alias in node.names:
+                    assert not alias.name.startswith("_"), f"{path.name} imports {alias.name}"
+                    assert alias.name in frames.__all__, f"{path.name}: {alias.name}"
+    for name in frames.__all__:
+        obj = getattr(frames, name)
+        if callable(obj):
+            assert obj.__doc__ and len(obj.__doc__) > 40, f"frames.{name} has no docstring"
+
+
+def test_readable_width_keeps_the_smallest_text_at_nine_pixels():
+    from transformer_lib.views.explorers.frames import encode_png, readable_width
+    from transformer_lib.views.text_size import with_text_size
+
+    png = encode_png(np.zeros((50, 600, 3), dtype=np.uint8), palette=False)
+    assert readable_width(png) is None  # no record: nothing known
+    assert readable_width(with_text_size(png, [])) is None  # no text
+    assert readable_width(with_text_size(png, [12.0, 15.0])) == 450  # 600 * 9 / 12
+    assert readable_width(with_text_size(png, [8.0])) == 600  # never wider than drawn
+    assert readable_width(with_text_size(png, [10.0]), min_text_px=12) == 600
+
+
+def test_describe_frame_says_each_controls_setting():
+    from transformer_lib.views.explorers.frames import describe_frame
+
+    size = widgets.ToggleButtons(options=["128 (tiny)", "512 (base)"], description="d_model")
+    steps = widgets.SelectionSlider(options=["100", "4,000"], description="warm-up")
+    head = widgets.IntSlider(min=0, max=3, description="head")
+    assert describe_frame([size, steps], (1, 0)) == "d_model: 512 (base); warm-up: 100"
+    assert describe_frame([head], (2,)) == "head: 2"
+
+
+def test_static_explorer_refuses_frames_that_do_not_match_the_controls():
+    from transformer_lib.views.explorers.frames import encode_png, static_explorer
+
+    png = encode_png(np.zeros((4, 4, 3), dtype=np.uint8), palette=False)
+    head = widgets.IntSlider(min=0, max=2, description="head")
+    with pytest.raises(ValueError, match="2 frames at level 0, but control 'head' has 3"):
+        static_explorer("t", "d", [head], {"head": head}, [head], [png, png], alt="a frame")
+    with pytest.raises(ValueError, match="describe its frames"):
+        static_explorer("t", "d", [head], {"head": head}, [head], [png] * 3, alt=" ")
 
 
 @pytest.fixture
@@ -534,8 +621,6 @@ def test_training_snapshots_missing_or_bad_file(tmp_path, monkeypatch):
 
 
 # --------------------------------------------------------------------------- chapters 1, 2, 4
-import numpy as np  # noqa: E402
-
 from transformer_lib.views.explorers import (  # noqa: E402
     bpe_merges,
     embedding_scale,

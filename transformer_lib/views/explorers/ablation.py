@@ -12,11 +12,11 @@ from .frames import (
     FRAME_DPI,
     KERNEL_NOTE,
     LIVE_DPI,
-    _live_explorer,
-    _note,
-    _static_explorer,
-    _want_static,
-    _widgets,
+    live_explorer,
+    load_ipywidgets,
+    note_html,
+    static_explorer,
+    use_static,
 )
 from .head_grid import _HeadGrid
 from .model_runs import (
@@ -138,12 +138,12 @@ def head_ablation_explorer(
         cross-attention head, whole layers, whole kinds — each frame showing the
         translation and the cross-attention maps.
     """
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     translator = _as_translator(translator)
     model = translator.model
     n_layers, n_heads = model.config.n_decoder_layers, model.config.n_heads
     title = "Switching heads off"
-    if _want_static(static):
+    if use_static(static):
         specs = _ablations(n_layers, n_heads)
         grid = _HeadGrid(dpi=FRAME_DPI)
         base = _translate(translator, sentence)
@@ -153,16 +153,21 @@ def head_ablation_explorer(
                 run = _translate(translator, sentence)
             frames.append(_ablation_png(grid, base, run, off, label, True))
         step = widgets.IntSlider(
-            value=0, min=0, max=len(specs) - 1, description="ablation", continuous_update=True
+            value=0,
+            min=0,
+            max=len(specs) - 1,
+            description="ablation",
+            tooltip="which heads are switched off, one ablation after another",
+            continuous_update=True,
         )
         menu = widgets.Dropdown(
             options=[label for label, _ in specs],
             index=0,
             description="heads off",
+            tooltip="which heads are switched off",
             layout=widgets.Layout(width="95%"),
         )
-        box = _static_explorer(
-            widgets,
+        box = static_explorer(
             title,
             "Step through the ablations with the slider or pick one from the menu. Hatched "
             "panels are heads that are switched off.",
@@ -222,7 +227,7 @@ def head_ablation_explorer(
             f"<div style='margin:2px 0'><b>All heads on:</b> {html.escape(base.translation)}"
             f"<br><b>{html.escape(label[0].upper() + label[1:])}:</b> "
             f"{_diff_html(base.translation, run.translation)}</div>"
-            + "".join(_note(widgets, n, "warn") for n in run.notes)
+            + "".join(note_html(n, "warn") for n in run.notes)
         )
         return png, note
 
@@ -231,8 +236,7 @@ def head_ablation_explorer(
         "reset": reset,
         **{f"{k}-{ly}-{h}": b for (k, ly, h), b in toggles.items()},
     }
-    box = _live_explorer(
-        widgets,
+    box = live_explorer(
         title,
         "Pressed = head on. Click a head to switch it off; changed words are highlighted. "
         "Hatched panels are heads that are off.",

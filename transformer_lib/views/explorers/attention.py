@@ -11,11 +11,11 @@ from .frames import (
     FRAME_DPI,
     KERNEL_NOTE,
     LIVE_DPI,
-    _live_explorer,
-    _note,
-    _static_explorer,
-    _want_static,
-    _widgets,
+    live_explorer,
+    load_ipywidgets,
+    note_html,
+    static_explorer,
+    use_static,
 )
 from .head_grid import _HeadGrid
 from .model_runs import _KIND_TITLES, _KINDS, EXAMPLE_SENTENCES, _as_translator, _Run, _translate
@@ -32,7 +32,7 @@ def _notes_html(widgets, run: _Run, extra: str = "") -> str:
         f"<div style='margin:2px 0'><b>Translation</b> (greedy): "
         f"{html.escape(run.translation) or '<i>(empty)</i>'}</div>"
     ]
-    parts += [_note(widgets, n, "warn") for n in run.notes]
+    parts += [note_html(n, "warn") for n in run.notes]
     return "".join(parts) + extra
 
 
@@ -76,7 +76,7 @@ def attention_explorer(
         The explorer. Static: a sentence menu × kind × layer slider, every frame showing
         all heads (``len(sentences) · 3 · N`` frames); the text box is disabled.
     """
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     translator = _as_translator(translator)
     model = translator.model
     sentences = [s for s in sentences if isinstance(s, str) and s.strip()]
@@ -98,7 +98,7 @@ def attention_explorer(
     text = widgets.Text(
         description="sentence", layout=widgets.Layout(width="95%"), continuous_update=False
     )
-    if _want_static(static):
+    if use_static(static):
         grid = _HeadGrid(dpi=FRAME_DPI)
         runs = [_translate(translator, s) for s in sentences]
         frames = [
@@ -113,8 +113,7 @@ def attention_explorer(
         )
         text.disabled = True
         text.placeholder = "your own sentence: use the in-browser translator below"
-        return _static_explorer(
-            widgets,
+        return static_explorer(
             title,
             "Pick an example sentence, the kind of attention and the layer. Each panel is one "
             "head; rows are queries, columns are keys.",
@@ -159,8 +158,7 @@ def attention_explorer(
             text.value = example.value
 
     example.observe(pick_example, names="index")
-    box = _live_explorer(
-        widgets,
+    box = live_explorer(
         title,
         "Type a sentence and press Enter. Each panel is one head; rows are queries, columns "
         "are keys.",

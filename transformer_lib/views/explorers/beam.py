@@ -15,14 +15,14 @@ from dataclasses import dataclass
 
 from .frames import (
     InputProblem,
-    _figure,
-    _LayoutMemo,
-    _live_explorer,
-    _static_explorer,
-    _style,
-    _want_static,
-    _widgets,
+    LayoutMemo,
+    book_style,
     figure_to_png,
+    live_explorer,
+    load_ipywidgets,
+    new_figure,
+    static_explorer,
+    use_static,
 )
 
 __all__ = [
@@ -132,8 +132,8 @@ def _beam_figure(translator, english: str, beam_size: int, alpha: float):
     prefixes = {tuple(tokens) for hyps in steps for tokens, _ in hyps}
     leaves = sum(not any(q[: len(p)] == p and q != p for q in prefixes) for p in prefixes)
     tree_height = max(4.6, 0.52 * leaves + 1.2)  # inches: room for every leaf's label
-    with _style():
-        fig = _figure((8.4, tree_height + 2.0), layout="constrained")
+    with book_style():
+        fig = new_figure((8.4, tree_height + 2.0), layout="constrained")
         ax, text_ax = fig.subplots(2, 1, height_ratios=[tree_height, 1.4])
         plot_beam_search(
             steps,
@@ -181,12 +181,13 @@ def beam_explorer(translator, english: str, *, static: bool | None = None):
         The explorer. Static: a beam-size slider (1, 2, 4, 8) × α buttons (0, 0.6, 1):
         12 frames. Live: the same controls and a text box for another sentence.
     """
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     title = "Beam size and length penalty"
     beam = widgets.SelectionSlider(
         options=[str(k) for k in BEAM_SIZES],
         index=BEAM_SIZES.index(4),
         description="beam size k",
+        tooltip="how many hypotheses beam search keeps at each step",
         style={"description_width": "initial"},
         layout=widgets.Layout(width="360px"),
     )
@@ -194,6 +195,7 @@ def beam_explorer(translator, english: str, *, static: bool | None = None):
         options=[f"{a:g}" for a in LENGTH_PENALTIES],
         index=LENGTH_PENALTIES.index(0.6),
         description="α",
+        tooltip="length penalty exponent alpha (0: no penalty)",
         style={"button_width": "64px", "description_width": "initial"},
         # The book's widget manager draws the label inline and the buttons as a block
         # under it; a flex row keeps the buttons beside their label.
@@ -201,13 +203,12 @@ def beam_explorer(translator, english: str, *, static: bool | None = None):
     )
     # One row per control, so that a narrow page cannot push the buttons under the slider.
     control_rows = [beam, alpha]
-    if _want_static(static):
+    if use_static(static):
         frames = [
             [figure_to_png(_beam_figure(translator, english, k, a)) for a in LENGTH_PENALTIES]
             for k in BEAM_SIZES
         ]
-        return _static_explorer(
-            widgets,
+        return static_explorer(
             title,
             "Move the beam size and choose the length-penalty exponent α: the tree shows the "
             "hypotheses kept after every step, and the list under it the finished ones with "
@@ -222,7 +223,7 @@ def beam_explorer(translator, english: str, *, static: bool | None = None):
             "rank them.",
         )
     sentence = widgets.Text(value=english, description="English", continuous_update=False)
-    memo = _LayoutMemo()
+    memo = LayoutMemo()
 
     def draw() -> tuple[bytes, str]:
         k, a = BEAM_SIZES[beam.index], LENGTH_PENALTIES[alpha.index]
@@ -231,8 +232,7 @@ def beam_explorer(translator, english: str, *, static: bool | None = None):
             f"<span style='font-size:0.92em'>{html.escape(sentence.value)}</span>"
         )
 
-    return _live_explorer(
-        widgets,
+    return live_explorer(
         title,
         "Change the beam size and α, or type another sentence (recomputed live).",
         [*control_rows, sentence],

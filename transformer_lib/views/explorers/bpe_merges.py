@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from .frames import (
     KERNEL_NOTE,
     InputProblem,
-    _figure,
-    _live_explorer,
-    _static_explorer,
-    _style,
-    _want_static,
-    _widgets,
+    book_style,
     figure_to_png,
+    live_explorer,
+    load_ipywidgets,
+    new_figure,
+    static_explorer,
+    use_static,
 )
 
 __all__ = ["BPE_SENTENCES", "BpeReplay", "bpe_merges_explorer"]
@@ -124,8 +124,8 @@ def _bpe_figure(replay: BpeReplay, sentences: Sequence[str], m: int):
     total = sum(len(t) for t in tokens)
     n_chars = sum(len(c) for c in chars)
     label = "every merge" if m == replay.n_merges else f"{m:,} merges"
-    with _style():
-        fig = _figure((8.4, height_pt / 72))
+    with book_style():
+        fig = new_figure((8.4, height_pt / 72))
         ax = fig.add_axes((0, 0, 1, 1))
         ax.set_xlim(0, 8.4 * 72)
         ax.set_ylim(height_pt, 0)
@@ -205,7 +205,7 @@ def bpe_merges_explorer(
         all merges (8 frames); the text box is disabled. Live: any number of merges and a
         text box for your own sentence.
     """
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     replay = BpeReplay(tokenizer)
     sentences = [s for s in sentences if isinstance(s, str) and s.strip()]
     if not sentences:
@@ -216,20 +216,20 @@ def bpe_merges_explorer(
         layout=widgets.Layout(width="95%"),
         continuous_update=False,
     )
-    if _want_static(static):
+    if use_static(static):
         counts = [replay.n_merges if m is None else m for m in _STATIC_MERGES]
         merges = widgets.SelectionSlider(
             options=[f"{m:,}" for m in counts],
             index=len(counts) - 1,
             description="merges",
+            tooltip="how many byte-pair merges are applied",
             continuous_update=True,
             layout=widgets.Layout(width="460px"),
         )
         text.disabled = True
         text.placeholder = "your own sentence (needs a live kernel)"
         frames = [figure_to_png(_bpe_figure(replay, sentences, m)) for m in counts]
-        return _static_explorer(
-            widgets,
+        return static_explorer(
             title,
             f"The slider stops at {len(counts)} of the {replay.n_merges + 1:,} stages: from "
             f"single characters (0 merges) to the book's tokenizer (all {replay.n_merges:,} "
@@ -247,6 +247,7 @@ def bpe_merges_explorer(
         min=0,
         max=replay.n_merges,
         description="merges",
+        tooltip="how many byte-pair merges are applied",
         continuous_update=False,
         layout=widgets.Layout(width="460px"),
     )
@@ -260,8 +261,7 @@ def bpe_merges_explorer(
         png = figure_to_png(_bpe_figure(replay, shown, merges.value), dpi=72, palette=False)
         return png, ""
 
-    return _live_explorer(
-        widgets,
+    return live_explorer(
         title,
         "Type a sentence and press Enter, then slide the number of merges.",
         [merges, text],

@@ -10,14 +10,14 @@ import numpy as np
 from .frames import (
     KERNEL_NOTE,
     InputProblem,
-    _figure,
-    _LayoutMemo,
-    _live_explorer,
-    _static_explorer,
-    _style,
-    _want_static,
-    _widgets,
+    LayoutMemo,
+    book_style,
     figure_to_png,
+    live_explorer,
+    load_ipywidgets,
+    new_figure,
+    static_explorer,
+    use_static,
 )
 
 __all__ = ["SCALE_SENTENCE", "embedding_scale_explorer", "encoder_inputs"]
@@ -63,8 +63,8 @@ def _scale_figure(model, tokens: Sequence[str], ids: Sequence[int], scale: bool,
     near = np.array([[abs(i - j) == 1 and ids[i] != ids[j] for j in range(n)] for i in range(n)])
     labels = [f"{_label_text(t)} {i}" for i, t in enumerate(tokens)]
     s_text = f"× √d_model = {math.sqrt(d_model):.3g}" if scale else "× 1 (no scale)"
-    with _style():
-        fig = _figure((8.4, 5.0), layout="constrained")
+    with book_style():
+        fig = new_figure((8.4, 5.0), layout="constrained")
         ax0, ax1 = fig.subplots(1, 2, width_ratios=[1.7, 1])
         im = ax0.imshow(sim, cmap=DIVERGING_CMAP, vmin=-1, vmax=1, interpolation="nearest")
         fs = 12 if n <= 14 else 10.5  # 12 pt at FRAME_DPI 80: 13 px on the page
@@ -142,7 +142,7 @@ def embedding_scale_explorer(
     """
     from .model_runs import _as_translator
 
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     translator = _as_translator(translator)
     tok = translator.tokenizer
     models = _models(translator)
@@ -152,6 +152,7 @@ def embedding_scale_explorer(
         options=[(f"× √d_model = {math.sqrt(d_model):.3g}", True), ("× 1 (no scale)", False)],
         value=True,
         description="scale",
+        tooltip="multiply the token embeddings by the square root of d_model, or not",
         tooltips=["the paper's scale (§3.4)", "the embeddings as they are"],
         style={"button_width": "150px"},
     )
@@ -159,6 +160,7 @@ def embedding_scale_explorer(
         options=[("trained", "trained"), ("untrained", "untrained")],
         value="trained",
         description="embeddings",
+        tooltip="the trained model's embeddings or untrained ones",
         style={"button_width": "120px"},
     )
     text = widgets.Text(description="sentence", layout=widgets.Layout(width="95%"))
@@ -175,15 +177,14 @@ def embedding_scale_explorer(
     description = (
         "Switch the scale and the embeddings. Outlined cells: the same token at two positions."
     )
-    if _want_static(static):
+    if use_static(static):
         tokens, ids = split(sentence)
         frames = [
             [figure_to_png(_scale_figure(models[w], tokens, ids, s, w)) for w in models]
             for s in (True, False)
         ]
         text.value, text.disabled = sentence, True
-        return _static_explorer(
-            widgets,
+        return static_explorer(
             title,
             description,
             [scale, which, text],
@@ -197,15 +198,14 @@ def embedding_scale_explorer(
         )
     text.value = sentence
     text.continuous_update = False
-    memo = _LayoutMemo()
+    memo = LayoutMemo()
 
     def draw() -> tuple[bytes, str]:
         tokens, ids = split(text.value)
         fig = _scale_figure(models[which.value], tokens, ids, scale.value, which.value)
         return memo.png(fig, key=tuple(tokens)), ""
 
-    return _live_explorer(
-        widgets,
+    return live_explorer(
         title,
         description,
         [scale, which, text],

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..text_size import with_text_size
-from .frames import LIVE_DPI, _encode_png
+from .frames import LIVE_DPI, encode_png
 
 _QUERY_AXIS, _KEY_AXIS = "query (attends from)", "key (attends to)"  # as in views.style
 
@@ -217,4 +217,4 @@ class _HeadGrid:
             ink, (cb_x + cbar_w + cbar_label_w + pad, cb_y + max(0, (cb_h - cb_label_w) // 2)), mask
         )
         fonts = (title_font, tick_font, panel_font, label_font, self.font(9), self.font(10))
-        return with_text_size(_encode_png(np.asarray(image), palette), [f.size for f in fonts])
+        return with_text_size(encode_png(np.asarray(image), palette), [f.size for f in fonts])

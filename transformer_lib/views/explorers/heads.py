@@ -10,15 +10,15 @@ import numpy as np
 
 from .frames import (
     KERNEL_NOTE,
-    _figure,
-    _LayoutMemo,
-    _live_explorer,
-    _note,
-    _static_explorer,
-    _style,
-    _want_static,
-    _widgets,
+    LayoutMemo,
+    book_style,
     figure_to_png,
+    live_explorer,
+    load_ipywidgets,
+    new_figure,
+    note_html,
+    static_explorer,
+    use_static,
 )
 from .model_runs import _as_translator, _Run, _translate
 
@@ -48,10 +48,10 @@ def _head_figure(run: _Run, layer: int, head: int):
     n_heads = mats.shape[0]
     one, mean = mats[head], mats.mean(axis=0)
     n = len(q)
-    with _style():
+    with book_style():
         # Two panels share the 672-px frame: every text is drawn at 11 pt or more (at
         # least 12 CSS px at FRAME_DPI), the token labels at 12 pt.
-        fig = _figure((8.4, 0.32 * n + 2.1), layout="constrained")
+        fig = new_figure((8.4, 0.32 * n + 2.1), layout="constrained")
         ax0, ax1 = fig.subplots(1, 2)
         plot_attention(
             one,
@@ -105,7 +105,7 @@ def head_explorer(
         (16 for the shipped model and two sentences); the text box is disabled. Live:
         also a text box for your own sentence.
     """
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     translator = _as_translator(translator)
     config = translator.model.config
     n_layers, n_heads = config.n_encoder_layers, config.n_heads
@@ -128,7 +128,7 @@ def head_explorer(
         style={"button_width": "50px"},
     )
     text = widgets.Text(description="sentence", layout=widgets.Layout(width="95%"))
-    if _want_static(static):
+    if use_static(static):
         runs = [_translate(translator, s) for s in sentences]
         frames = [
             [
@@ -142,8 +142,7 @@ def head_explorer(
         )
         text.disabled = True
         text.placeholder = "your own sentence (needs a live kernel)"
-        return _static_explorer(
-            widgets,
+        return static_explorer(
             title,
             description,
             [head, layer, example, text],
@@ -164,14 +163,14 @@ def head_explorer(
     text.value = sentences[0]
     text.continuous_update = False
     cache: dict[str, Any] = {"text": None, "run": None}
-    memo = _LayoutMemo()
+    memo = LayoutMemo()
 
     def draw() -> tuple[bytes, str]:
         if cache["text"] != text.value or cache["run"] is None:
             cache["run"], cache["text"] = _translate(translator, text.value), text.value
         run = cache["run"]
         fig = _head_figure(run, int(layer.value), head.value)
-        notes = "".join(_note(widgets, n, "warn") for n in run.notes)
+        notes = "".join(note_html(n, "warn") for n in run.notes)
         translation = html.escape(run.translation) or "<i>(empty)</i>"
         png = memo.png(fig, key=tuple(run.src_tokens))
         return png, f"<div style='margin:2px 0'><b>Translation</b>: {translation}</div>{notes}"
@@ -181,8 +180,7 @@ def head_explorer(
             text.value = example.value
 
     example.observe(pick_example, names="index")
-    return _live_explorer(
-        widgets,
+    return live_explorer(
         title,
         description + " Type a sentence and press Enter.",
         [head, layer, example, text],

@@ -12,15 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from .frames import (
-    _count_slider,
-    _figure,
-    _LayoutMemo,
-    _live_explorer,
-    _static_explorer,
-    _style,
-    _want_static,
-    _widgets,
+    LayoutMemo,
+    book_style,
+    count_slider,
     figure_to_png,
+    live_explorer,
+    load_ipywidgets,
+    new_figure,
+    static_explorer,
+    use_static,
 )
 
 __all__ = ["kv_cache_bytes", "kv_cache_explorer"]
@@ -69,6 +69,15 @@ def _name(g: int, n_heads: int) -> str:
     return f"G = {g}: grouped"
 
 
+def _cache_gib(n_kv_heads: int, tokens: int, model=MODEL) -> float:
+    """The cache of one sequence of ``tokens`` tokens with ``n_kv_heads`` heads, in GiB."""
+    return _gib(
+        kv_cache_bytes(
+            model["n_layers"], n_kv_heads, model["d_k"], tokens, model["bytes_per_number"]
+        )
+    )
+
+
 def _cache_figure(n_kv_heads: int, tokens: int, contexts, model=MODEL):
     from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
@@ -79,8 +88,8 @@ def _cache_figure(n_kv_heads: int, tokens: int, contexts, model=MODEL):
     x = np.geomspace(min(contexts), max(contexts), 60)
     chosen = kv_cache_bytes(L, n_kv_heads, d_k, tokens, nb)
     full = kv_cache_bytes(L, H, d_k, tokens, nb)
-    with _style():
-        fig = _figure((8.4, 4.4), layout="constrained")
+    with book_style():
+        fig = new_figure((8.4, 4.4), layout="constrained")
         ax, text_ax = fig.subplots(1, 2, width_ratios=[1.35, 1])
         for g in groups:
             sizes = [_gib(kv_cache_bytes(L, g, d_k, int(t), nb)) for t in x]
@@ -184,7 +193,7 @@ def kv_cache_explorer(*, static: bool | None = None):
         16,384, 32,768, 131,072} (30 frames). Live: the same ``G`` and any power of two
         from 256 to 262,144 tokens.
     """
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     H = MODEL["n_heads"]
     groups = _groups(H)
     title = "How big is the key/value cache?"
@@ -197,16 +206,16 @@ def kv_cache_explorer(*, static: bool | None = None):
         options=[str(v) for v in groups],
         index=groups.index(8),
         description="G",
+        tooltip="number of key/value heads shared by the 32 query heads",
         style={"button_width": "48px"},
     )
-    if _want_static(static):
+    if use_static(static):
         contexts = _STATIC_CONTEXTS
-        n = _count_slider(widgets, contexts, 32_768, "context (tokens)", static=True)
+        n = count_slider(contexts, 32_768, "context (tokens)", static=True)
         frames = [
             [figure_to_png(_cache_figure(gv, nv, contexts)) for nv in contexts] for gv in groups
         ]
-        return _static_explorer(
-            widgets,
+        return static_explorer(
             title,
             description,
             [g, n],
@@ -219,13 +228,18 @@ def kv_cache_explorer(*, static: bool | None = None):
             "chosen context length; beside it the arithmetic: 2 × G × d_k numbers per token "
             "and layer, times 32 layers, the tokens and 2 bytes, and the saving against "
             "multi-head attention.",
+            describe=lambda i, j: (
+                f"G = {groups[i]} at {contexts[j]:,} tokens: the cache of one sequence is "
+                f"{_cache_gib(groups[i], contexts[j]):.3g} GiB, against "
+                f"{_cache_gib(H, contexts[j]):.3g} GiB for multi-head attention"
+            ),
         )
     contexts = _LIVE_CONTEXTS
-    n = _count_slider(widgets, contexts, 32_768, "context (tokens)", static=False)
-    memo = _LayoutMemo()
+    n = count_slider(contexts, 32_768, "context (tokens)", static=False)
+    memo = LayoutMemo()
 
     def draw() -> tuple[bytes, str]:
         fig = _cache_figure(int(g.value), n.value, contexts)
         return memo.png(fig, key="cache"), ""
 
-    return _live_explorer(widgets, title, description, [g, n], {"G": g, "context": n}, draw, [g, n])
+    return live_explorer(title, description, [g, n], {"G": g, "context": n}, draw, [g, n])

@@ -7,15 +7,15 @@ import math
 import numpy as np
 
 from .frames import (
-    _count_slider,
-    _figure,
-    _LayoutMemo,
-    _live_explorer,
-    _static_explorer,
-    _style,
-    _want_static,
-    _widgets,
+    LayoutMemo,
+    book_style,
+    count_slider,
     figure_to_png,
+    live_explorer,
+    load_ipywidgets,
+    new_figure,
+    static_explorer,
+    use_static,
 )
 
 __all__ = ["layer_cost_explorer", "layer_costs"]
@@ -74,8 +74,8 @@ def _cost_figure(n: int, d: int, kernel_size: int, lengths, widths):
     y = np.arange(len(_KINDS))
     colours = [LAYER_STYLES[k]["color"] for k in _KINDS]
     labels = ["self-attention", "recurrent", f"convolution\n(k = {kernel_size}, dilated)"]
-    with _style():
-        fig = _figure((8.4, 3.9), layout="constrained")
+    with book_style():
+        fig = new_figure((8.4, 3.9), layout="constrained")
         axes = fig.subplots(1, 3, sharey=True, width_ratios=[1.5, 1, 1])
         columns = [
             ("operations per layer", 0, (low_ops / 3, top_ops * 1000)),
@@ -131,27 +131,27 @@ def layer_cost_explorer(kernel_size: int = 3, *, static: bool | None = None):
         64 to 2,048. Static: ``n`` ∈ {8, 32, 128, 512, 2048, 8192} × ``d`` ∈ {128, 512,
         1024} (18 frames).
     """
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     title = "Table 1 for your own n and d"
     description = (
         "Slide the sequence length n and choose the width d: which layer does fewer "
         "operations, and how many steps separate two positions?"
     )
-    if _want_static(static):
+    if use_static(static):
         lengths, widths = _STATIC_LENGTHS, _STATIC_WIDTHS
-        n = _count_slider(widgets, lengths, 128, "n (tokens)", static=True)
+        n = count_slider(lengths, 128, "n (tokens)", static=True)
         d = widgets.ToggleButtons(
             options=[f"{v:,}" for v in widths],
             index=widths.index(512) if 512 in widths else 0,
             description="d",
+            tooltip="the representation width d",
             style={"button_width": "70px"},
         )
         frames = [
             [figure_to_png(_cost_figure(nv, dv, kernel_size, lengths, widths)) for dv in widths]
             for nv in lengths
         ]
-        return _static_explorer(
-            widgets,
+        return static_explorer(
             title,
             description,
             [n, d],
@@ -163,19 +163,18 @@ def layer_cost_explorer(kernel_size: int = 3, *, static: bool | None = None):
             "path length, on logarithmic axes.",
         )
     lengths, widths = _LIVE_LENGTHS, _LIVE_WIDTHS
-    n = _count_slider(widgets, lengths, 128, "n (tokens)", static=False)
+    n = count_slider(lengths, 128, "n (tokens)", static=False)
     d = widgets.Dropdown(
         options=[(f"{v:,}", v) for v in widths],
         value=512,
         description="d",
+        tooltip="the representation width d",
         layout=widgets.Layout(width="160px"),
     )
-    memo = _LayoutMemo()
+    memo = LayoutMemo()
 
     def draw() -> tuple[bytes, str]:
         fig = _cost_figure(n.value, d.value, kernel_size, lengths, widths)
         return memo.png(fig, key="cost"), ""
 
-    return _live_explorer(
-        widgets, title, description, [widgets.HBox([n, d])], {"n": n, "d": d}, draw, [n, d]
-    )
+    return live_explorer(title, description, [widgets.HBox([n, d])], {"n": n, "d": d}, draw, [n, d])

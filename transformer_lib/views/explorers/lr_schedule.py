@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from .frames import (
-    _figure,
-    _LayoutMemo,
-    _live_explorer,
-    _static_explorer,
-    _style,
-    _want_static,
-    _widgets,
+    LayoutMemo,
+    book_style,
     figure_to_png,
+    live_explorer,
+    load_ipywidgets,
+    new_figure,
+    static_explorer,
+    use_static,
 )
 
 __all__ = ["lr_schedule_explorer"]
@@ -38,8 +38,8 @@ def _lr_figure(d_model: int, warmup: int, factor: float, max_steps: int):
     ours = np.array([_noam(s, d_model, warmup, factor) for s in steps])
     paper = np.array([_noam(s, 512, 4000, 1.0) for s in steps])
     label = f"d_model = {d_model}, warm-up = {warmup:,}, factor = {factor:g}"
-    with _style():
-        fig = _figure((8.2, 4.4), layout="constrained")
+    with book_style():
+        fig = new_figure((8.2, 4.4), layout="constrained")
         ax = fig.subplots()
         fig.suptitle("lr = factor · d_model^−0.5 · min(step^−0.5, step · warmup^−1.5)  (§5.3)")
         # Limits, title and the peak's label first: plot_lr_schedule then puts its warm-up
@@ -82,25 +82,26 @@ def lr_schedule_explorer(*, static: bool | None = None):
         shown. Static: ``d_model`` ∈ {128 (this book), 512, 1024} × seven warm-up lengths
         (21 frames, factor 1, 20,000 steps).
     """
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     title = "Learning-rate schedule"
-    if _want_static(static):
+    if use_static(static):
         sizes, warmups = _LR_SIZES, _LR_WARMUPS
         dm = widgets.ToggleButtons(
             options=[label for _, label in sizes],
             index=0,
             description="d_model",
+            tooltip="model width of the schedule",
             style={"button_width": "130px"},
         )
         wu = widgets.SelectionSlider(
             options=[f"{w:,}" for w in warmups],
             index=warmups.index(400) if 400 in warmups else 0,  # this book's warm-up
             description="warm-up",
+            tooltip="warm-up steps of the schedule",
             layout=widgets.Layout(width="420px"),
         )
         frames = [[figure_to_png(_lr_figure(d, w, 1.0, 20_000)) for w in warmups] for d, _ in sizes]
-        return _static_explorer(
-            widgets,
+        return static_explorer(
             title,
             "Choose d_model (128: this book's tiny model; 512 and 1024: the paper's base and "
             "big models) and the warm-up length (factor 1). The peak is at step = warm-up.",
@@ -111,11 +112,16 @@ def lr_schedule_explorer(*, static: bool | None = None):
             alt="Line plot of the learning rate against the training step for the chosen "
             "d_model and warm-up: it rises linearly during warm-up, peaks at step = "
             "warm-up, then falls as one over the square root of the step.",
+            describe=lambda i, j: (
+                f"d_model {sizes[i][0]}, warm-up {warmups[j]:,}: the rate peaks at "
+                f"{_noam(warmups[j], sizes[i][0], warmups[j], 1.0):.2e} at step {warmups[j]:,}"
+            ),
         )
     dm = widgets.Dropdown(
         options=[64, 128, 256, 512, 1024],
         value=128,
         description="d_model",
+        tooltip="model width of the schedule",
         layout=widgets.Layout(width="180px"),
     )
     wu = widgets.IntSlider(
@@ -124,6 +130,7 @@ def lr_schedule_explorer(*, static: bool | None = None):
         max=16_000,
         step=50,
         description="warm-up",
+        tooltip="warm-up steps of the schedule",
         continuous_update=False,
     )
     factor = widgets.FloatSlider(
@@ -141,14 +148,13 @@ def lr_schedule_explorer(*, static: bool | None = None):
         style={"description_width": "initial"},
     )
 
-    memo = _LayoutMemo()
+    memo = LayoutMemo()
 
     def draw() -> tuple[bytes, str]:
         fig = _lr_figure(dm.value, wu.value, factor.value, span.value)
         return memo.png(fig, key=(dm.value, span.value)), ""
 
-    return _live_explorer(
-        widgets,
+    return live_explorer(
         title,
         "The rate rises linearly during warm-up, then decays as 1/√step.",
         [widgets.HBox([dm, wu]), widgets.HBox([factor, span])],

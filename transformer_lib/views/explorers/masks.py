@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .frames import (
-    _figure,
-    _LayoutMemo,
-    _live_explorer,
-    _static_explorer,
-    _style,
-    _want_static,
-    _widgets,
+    LayoutMemo,
+    book_style,
     figure_to_png,
+    live_explorer,
+    load_ipywidgets,
+    new_figure,
+    static_explorer,
+    use_static,
 )
 
 __all__ = ["MASK_SENTENCES", "mask_batch", "mask_explorer"]
@@ -60,10 +60,10 @@ def _mask_figure(batch: Sequence[Sequence[str]], padding: bool, causal: bool, ro
     shown = (full if mask is None else mask.expand(B, 1, T, T))[row, 0]  # (T, T)
     tokens = list(batch[row])
     name = " + ".join(n for n, on in (("padding", padding), ("causal", causal)) if on) or "none"
-    with _style():
+    with book_style():
         # 8.6 inches = 688 px at FRAME_DPI, shown at full size; every text is 10 pt or more
         # (11.1 CSS px), the numbers in the cells too.
-        fig = _figure((8.6, 5.0), layout="constrained")
+        fig = new_figure((8.6, 5.0), layout="constrained")
         ax0, ax1 = fig.subplots(1, 2)
         plot_mask(shown, tokens, tokens, ax=ax0, title=f"Mask: {name}")
         handles = ax0.get_legend().legend_handles
@@ -107,15 +107,23 @@ def mask_explorer(batch: Sequence[Sequence[str]] | None = None, *, static: bool 
         The explorer: padding on/off, causal on/off and a slider for the sentence
         (static: 2 × 2 × ``len(batch)`` frames).
     """
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     batch = [list(map(str, seq)) for seq in (mask_batch() if batch is None else batch)]
     if not batch or len({len(s) for s in batch}) != 1:
         raise ValueError("mask_explorer needs sequences of one common (padded) length")
     pad = widgets.ToggleButtons(
-        options=["off", "on"], index=1, description="padding", style={"button_width": "50px"}
+        options=["off", "on"],
+        index=1,
+        description="padding",
+        tooltip="padding mask on or off",
+        style={"button_width": "50px"},
     )
     causal = widgets.ToggleButtons(
-        options=["off", "on"], index=1, description="causal", style={"button_width": "50px"}
+        options=["off", "on"],
+        index=1,
+        description="causal",
+        tooltip="causal mask on or off",
+        style={"button_width": "50px"},
     )
     row = widgets.IntSlider(
         value=0, min=0, max=len(batch) - 1, description="sentence", continuous_update=True
@@ -124,7 +132,7 @@ def mask_explorer(batch: Sequence[Sequence[str]] | None = None, *, static: bool 
     title = "Attention masks"
     description = "Switch the padding and causal masks on and off; slide through the batch."
     rows = [widgets.HBox([pad, causal]), row]
-    if _want_static(static):
+    if use_static(static):
         frames = [
             [
                 [figure_to_png(_mask_figure(batch, bool(p), bool(c), r)) for r in range(len(batch))]
@@ -132,8 +140,7 @@ def mask_explorer(batch: Sequence[Sequence[str]] | None = None, *, static: bool 
             ]
             for p in (0, 1)
         ]
-        return _static_explorer(
-            widgets,
+        return static_explorer(
             title,
             description,
             rows,
@@ -146,10 +153,10 @@ def mask_explorer(batch: Sequence[Sequence[str]] | None = None, *, static: bool 
         )
     row.continuous_update = False
 
-    memo = _LayoutMemo()
+    memo = LayoutMemo()
 
     def draw() -> tuple[bytes, str]:
         fig = _mask_figure(batch, pad.index == 1, causal.index == 1, row.value)
         return memo.png(fig, key=row.value), ""
 
-    return _live_explorer(widgets, title, description, rows, controls, draw, [pad, causal, row])
+    return live_explorer(title, description, rows, controls, draw, [pad, causal, row])

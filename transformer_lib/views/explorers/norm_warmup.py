@@ -27,7 +27,13 @@ from ...components.config import TransformerConfig
 from ...components.embedding import TokenEmbedding
 from ...components.layers import Encoder
 from ...components.positional import SinusoidalPositionalEncoding
-from .frames import _figure, _static_explorer, _style, _widgets, figure_to_png
+from .frames import (
+    book_style,
+    figure_to_png,
+    load_ipywidgets,
+    new_figure,
+    static_explorer,
+)
 
 __all__ = [
     "GRID",
@@ -177,8 +183,8 @@ def _curves_figure(runs: dict[str, Any], lr: float, warmup: int):
     settings = runs["settings"]
     window = settings["window"]
     seeds = settings["grid"]["seed"]
-    with _style():
-        fig = _figure((9.0, 4.1), layout="constrained")
+    with book_style():
+        fig = new_figure((9.0, 4.1), layout="constrained")
         axes = fig.subplots(1, 2, sharey=True)
         for ax, norm_first in zip(axes, (False, True)):
             chosen = [runs["runs"][run_key(norm_first, warmup, lr, s)] for s in seeds]
@@ -227,7 +233,7 @@ def norm_warmup_explorer(runs: dict[str, Any] | None = None, *, static: bool | N
     not stored, call :func:`train_reverser` in a live notebook.
     """
     del static  # the frames come from stored runs either way
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     runs = load_runs() if runs is None else runs
     grid = runs["settings"]["grid"]
     lrs, warmups = list(grid["lr"]), list(grid["warmup"])
@@ -235,6 +241,7 @@ def norm_warmup_explorer(runs: dict[str, Any] | None = None, *, static: bool | N
         options=[f"{v:g}" for v in lrs],
         index=len(lrs) - 1,
         description="learning rate",
+        tooltip="peak learning rate of the runs shown",
         style={"description_width": "initial"},
         layout=widgets.Layout(width="360px"),
     )
@@ -242,6 +249,7 @@ def norm_warmup_explorer(runs: dict[str, Any] | None = None, *, static: bool | N
         options=[f"{w} steps" if w else "none" for w in warmups],
         index=0,
         description="warm-up",
+        tooltip="warm-up steps of the runs shown",
         style={"button_width": "80px", "description_width": "initial"},
         # label and buttons on one line, as one block that never shrinks
         layout=widgets.Layout(
@@ -249,8 +257,7 @@ def norm_warmup_explorer(runs: dict[str, Any] | None = None, *, static: bool | N
         ),
     )
     frames = [[figure_to_png(_curves_figure(runs, v, w)) for w in warmups] for v in lrs]
-    return _static_explorer(
-        widgets,
+    return static_explorer(
         "Post-LN vs pre-LN over five seeds",
         "Each line is one seed (its own initial weights and batches). Choose the learning "
         "rate and switch the warm-up on and off.",

@@ -14,14 +14,14 @@ not among them: the library ties ``d_k`` to ``d_model / h``.
 from __future__ import annotations
 
 from .frames import (
-    _figure,
-    _LayoutMemo,
-    _live_explorer,
-    _static_explorer,
-    _style,
-    _want_static,
-    _widgets,
+    LayoutMemo,
+    book_style,
     figure_to_png,
+    live_explorer,
+    load_ipywidgets,
+    new_figure,
+    static_explorer,
+    use_static,
 )
 
 __all__ = ["TABLE3_PARAMS", "parameter_breakdown", "parameter_explorer"]
@@ -143,8 +143,8 @@ def _breakdown_figure(config, label: str = "", xmax: float | None = None):
         else "#888888"
         for n in names
     ]
-    with _style():
-        fig = _figure((9.0, 4.6), layout="constrained")
+    with book_style():
+        fig = new_figure((9.0, 4.6), layout="constrained")
         ax = fig.subplots()
         bars = ax.barh(range(len(names)), values, color=colours)
         ax.set_yticks(range(len(names)), names)
@@ -193,13 +193,14 @@ def parameter_explorer(*, static: bool | None = None):
     model), each with shared and with separate embeddings: 30 precomputed frames, all with
     the same x axis (the largest part of any frame, plus room for its label).
     """
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     title = "How many parameters, and where?"
-    if _want_static(static):
+    if use_static(static):
         change = widgets.SelectionSlider(
             options=[name for name, _ in _VARIANTS],
             index=0,
             description="model",
+            tooltip="which model's parameters are counted",
             style={"description_width": "initial"},
             layout=widgets.Layout(width="520px"),
         )
@@ -207,6 +208,7 @@ def parameter_explorer(*, static: bool | None = None):
             options=["shared", "not shared"],
             index=0,
             description="embeddings",
+            tooltip="input and output embeddings shared or separate",
             style={"button_width": "90px"},
         )
         configs = [
@@ -221,8 +223,7 @@ def parameter_explorer(*, static: bool | None = None):
         frames = [
             [figure_to_png(_breakdown_figure(c, name, xmax)) for c, name in row] for row in configs
         ]
-        return _static_explorer(
-            widgets,
+        return static_explorer(
             title,
             "Slide from the paper's base model through one change at a time (the variants "
             "of Table 3's rows A and C, two vocabulary sizes, the big model; row B changes "
@@ -244,8 +245,12 @@ def parameter_explorer(*, static: bool | None = None):
     vocab = widgets.Dropdown(
         options=[4000, 8000, 16000, 32000, 37000, 50000], value=37000, description="vocabulary"
     )
-    sharing = widgets.ToggleButtons(options=["shared", "not shared"], description="embeddings")
-    memo = _LayoutMemo()
+    sharing = widgets.ToggleButtons(
+        options=["shared", "not shared"],
+        description="embeddings",
+        tooltip="input and output embeddings shared or separate",
+    )
+    memo = LayoutMemo()
 
     def draw() -> tuple[bytes, str]:
         from .frames import InputProblem
@@ -271,8 +276,7 @@ def parameter_explorer(*, static: bool | None = None):
         "sharing": sharing,
     }
     rows = [widgets.HBox([d_model, heads, d_ff]), widgets.HBox([layers, vocab]), sharing]
-    return _live_explorer(
-        widgets,
+    return live_explorer(
         title,
         "Change the configuration; the bars count every parameter of that model.",
         rows,

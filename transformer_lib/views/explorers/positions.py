@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 
 from .frames import (
-    _figure,
-    _LayoutMemo,
-    _live_explorer,
-    _static_explorer,
-    _style,
-    _want_static,
-    _widgets,
+    LayoutMemo,
+    book_style,
     figure_to_png,
+    live_explorer,
+    load_ipywidgets,
+    new_figure,
+    static_explorer,
+    use_static,
 )
 
 __all__ = ["positional_encoding_explorer", "slider_pairs"]
@@ -49,10 +49,10 @@ def _pe_figure(d_model: int, length: int, pair: int):
     pe = sinusoidal_positional_encoding(length, d_model).numpy()
     dims = [d for d in (2 * pair, 2 * pair + 1) if d < d_model]
     wavelength = 2 * math.pi * 10000 ** (2 * pair / d_model)
-    with _style():
+    with book_style():
         # 8.6 inches = 688 px at FRAME_DPI: shown at full size, every text at 11 pt or more
         # (12.2 CSS px).
-        fig = _figure((8.6, 5.2), layout="constrained")
+        fig = new_figure((8.6, 5.2), layout="constrained")
         # room at the bottom for the colour bar, which the layout does not see
         fig.get_layout_engine().set(wspace=0.06, rect=(0, 0.08, 1, 0.92))
         ax0, ax1 = fig.subplots(1, 2, width_ratios=[1.1, 1])
@@ -127,9 +127,9 @@ def positional_encoding_explorer(
         the first pair to the last one, ``i = d_model/2 - 1``, whose wavelength
         ``2π·10000^((d_model - 2)/d_model)`` is the longest of the table.
     """
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     title = "Positional encoding"
-    if _want_static(static):
+    if use_static(static):
         sizes = _PE_SIZES
         dm = widgets.ToggleButtons(
             options=[str(s) for s in sizes],
@@ -141,6 +141,7 @@ def positional_encoding_explorer(
             options=[label for label, _ in _PE_FRACTIONS],
             index=min(2, len(_PE_FRACTIONS) - 1),
             description="2i / d_model",
+            tooltip="which sine/cosine pair of columns is drawn",
             style={"description_width": "initial"},
             layout=widgets.Layout(width="420px"),
         )
@@ -148,8 +149,7 @@ def positional_encoding_explorer(
             [figure_to_png(_pe_figure(s, max_position, pair)) for _, pair in slider_pairs(s)]
             for s in sizes
         ]
-        return _static_explorer(
-            widgets,
+        return static_explorer(
             title,
             "Choose d_model and slide through the column pairs, from fast (left of the table) "
             "to slow (right). At d_model = 512 the table has more columns than the panel has "
@@ -175,6 +175,7 @@ def positional_encoding_explorer(
         max=500,
         step=10,
         description="positions",
+        tooltip="how many positions the table shows",
         continuous_update=False,
     )
     pair = widgets.IntSlider(
@@ -182,18 +183,18 @@ def positional_encoding_explorer(
         min=0,
         max=dm.value // 2 - 1,
         description="pair i",
+        tooltip="which sine/cosine pair of columns is drawn",
         continuous_update=False,
     )
 
-    memo = _LayoutMemo()
+    memo = LayoutMemo()
 
     def draw() -> tuple[bytes, str]:
         pair.max = dm.value // 2 - 1  # also clamps pair.value; the busy flag skips that redraw
         fig = _pe_figure(dm.value, length.value, pair.value)
         return memo.png(fig, key=(dm.value, length.value)), ""
 
-    return _live_explorer(
-        widgets,
+    return live_explorer(
         title,
         "Pair i holds columns 2i (sine) and 2i + 1 (cosine); their wavelength grows with i.",
         [widgets.HBox([dm, length, pair])],

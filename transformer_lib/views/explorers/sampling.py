@@ -16,14 +16,14 @@ from typing import Any
 
 from .frames import (
     InputProblem,
-    _figure,
-    _LayoutMemo,
-    _live_explorer,
-    _static_explorer,
-    _style,
-    _want_static,
-    _widgets,
+    LayoutMemo,
+    book_style,
     figure_to_png,
+    live_explorer,
+    load_ipywidgets,
+    new_figure,
+    static_explorer,
+    use_static,
 )
 
 __all__ = ["SAMPLING_PROMPT", "sampling_explorer"]
@@ -131,8 +131,8 @@ def _sampling_figure(
     cuts += [f"top-p = {top_p:g}"] if top_p is not None and top_p < 1 else []
     cut = ", ".join(cuts) or "no cut-off"
     tokens = "token" if kept == 1 else "tokens"
-    with _style():
-        fig = _figure((8.0, 6.2), layout="constrained")
+    with book_style():
+        fig = new_figure((8.0, 6.2), layout="constrained")
         ax, text_ax = fig.subplots(2, 1, height_ratios=[3.3, 1.0])
         plot_next_token_distribution(
             probs.numpy(),
@@ -211,16 +211,17 @@ def sampling_explorer(
         The explorer. Static: a temperature slider (0.3 … 2.5) × top-k buttons (all, 20,
         5, 1): 20 frames. Live: temperature, top-k and top-p, and the German start.
     """
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     title = "Sampling the next token"
     p = _prompt(translator, source, start)
     vocab = p.vocab
-    if _want_static(static):
+    if use_static(static):
         temps, ks = _STATIC_TEMPERATURES, _STATIC_TOP_K
         temperature = widgets.SelectionSlider(
             options=[f"{t:g}" for t in temps],
             index=temps.index(1.0),
             description="temperature",
+            tooltip="the scores are divided by the temperature before the softmax",
             style={"description_width": "initial"},
             layout=widgets.Layout(width="420px"),
         )
@@ -228,12 +229,12 @@ def sampling_explorer(
             options=["all" if k is None else str(k) for k in ks],
             index=0,
             description="top-k",
+            tooltip="sample only from the k most likely tokens (0: all)",
             style={"button_width": "64px"},
         )
         layout = _OneLayout()
         frames = [[layout.png(_sampling_figure(p, t, k, vocab)) for k in ks] for t in temps]
-        return _static_explorer(
-            widgets,
+        return static_explorer(
             title,
             "Move the temperature slider and choose how many of the likeliest tokens stay "
             "in the draw (top-k). Three seeded samples under the bars use the same settings.",
@@ -252,6 +253,7 @@ def sampling_explorer(
         max=0.7,
         step=0.05,
         description="temperature",
+        tooltip="the scores are divided by the temperature before the softmax",
         continuous_update=False,
         readout_format=".2f",
         style={"description_width": "initial"},
@@ -270,11 +272,12 @@ def sampling_explorer(
         max=1.0,
         step=0.05,
         description="top-p",
+        tooltip="sample only from the most likely tokens that make up probability p",
         continuous_update=False,
     )
     german = widgets.Text(value=start, description="German start")
     state = {"prompt": p}
-    memo = _LayoutMemo()
+    memo = LayoutMemo()
 
     def draw() -> tuple[bytes, str]:
         if german.value != state["prompt"].start:
@@ -285,8 +288,7 @@ def sampling_explorer(
         note = f"<span style='font-size:0.92em'>Prompt: {html.escape(source)} &lt;sep&gt; "
         return memo.png(fig, key=0), note + f"{html.escape(q.start)}</span>"
 
-    return _live_explorer(
-        widgets,
+    return live_explorer(
         title,
         "Change the temperature, top-k and top-p; edit the German start to change the prompt.",
         [widgets.HBox([temperature, top_k]), widgets.HBox([top_p, german])],

@@ -7,14 +7,14 @@ import math
 import numpy as np
 
 from .frames import (
-    _figure,
-    _LayoutMemo,
-    _live_explorer,
-    _static_explorer,
-    _style,
-    _want_static,
-    _widgets,
+    LayoutMemo,
+    book_style,
     figure_to_png,
+    live_explorer,
+    load_ipywidgets,
+    new_figure,
+    static_explorer,
+    use_static,
 )
 
 __all__ = ["temperature_explorer"]
@@ -57,8 +57,8 @@ def _temperature_figure(n: int, d_k: int, tau: float, seed: int):
     queries, keys = _labels(n)
     weights = _softmax(_temperature_scores(n, d_k, seed) / tau)
     entropy = -(weights * np.log2(np.clip(weights, 1e-12, None))).sum(-1)
-    with _style():
-        fig = _figure((8.6, 4.3), layout="constrained")  # 688 px at FRAME_DPI
+    with book_style():
+        fig = new_figure((8.6, 4.3), layout="constrained")  # 688 px at FRAME_DPI
         ax0, ax1 = fig.subplots(1, 2, width_ratios=[1.55, 1])
         plot_attention(
             weights,
@@ -123,12 +123,12 @@ def temperature_explorer(
         The explorer (an ``ipywidgets.VBox``). Live: a τ slider and a ``d_k`` choice.
         Static: a τ slider over 1, 2, 4, ..., 64 (seven frames).
     """
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     n = int(n)
     if n < 2:
         raise ValueError(f"temperature_explorer needs at least two queries and keys, got n={n}")
     title = "Softmax temperature"
-    if _want_static(static):
+    if use_static(static):
         taus = list(_STATIC_TAUS)
         default = min(range(len(taus)), key=lambda i: abs(taus[i] - math.sqrt(d_k)))
         labels = [
@@ -139,12 +139,12 @@ def temperature_explorer(
             options=labels,
             index=default,
             description="τ",
+            tooltip="temperature tau: the scores are divided by it before the softmax",
             continuous_update=True,
             layout=widgets.Layout(width="420px"),
         )
         frames = [figure_to_png(_temperature_figure(n, d_k, t, seed)) for t in taus]
-        return _static_explorer(
-            widgets,
+        return static_explorer(
             title,
             "Move the slider: divide the scores of random queries and keys by τ before the "
             "softmax (τ = 1: unscaled).",
@@ -164,6 +164,7 @@ def temperature_explorer(
         max=8,
         step=0.25,
         description="τ",
+        tooltip="temperature tau: the scores are divided by it before the softmax",
         continuous_update=False,
         readout_format=".3g",
         layout=widgets.Layout(width="420px"),
@@ -172,17 +173,17 @@ def temperature_explorer(
         options=sorted({4, 16, 64, 256, int(d_k)}),
         value=int(d_k),
         description="d_k",
+        tooltip="width of the queries and keys",
         layout=widgets.Layout(width="160px"),
     )
 
-    memo = _LayoutMemo()
+    memo = LayoutMemo()
 
     def draw() -> tuple[bytes, str]:
         fig = _temperature_figure(n, dk.value, tau.value, seed)
         return memo.png(fig, key=dk.value), ""
 
-    return _live_explorer(
-        widgets,
+    return live_explorer(
         title,
         "Divide the scores of random queries and keys by τ before the softmax (τ = 1: "
         "unscaled); change d_k to see why the paper picks √d_k.",

@@ -28,13 +28,13 @@ import numpy as np
 from .frames import (
     FRAME_DPI,
     LIVE_DPI,
-    _figure,
-    _live_explorer,
-    _static_explorer,
-    _style,
-    _want_static,
-    _widgets,
+    book_style,
     figure_to_png,
+    live_explorer,
+    load_ipywidgets,
+    new_figure,
+    static_explorer,
+    use_static,
 )
 
 __all__ = [
@@ -340,8 +340,8 @@ def _frame_figure(
 ):
     s = record["sentences"][sentence]
     mat, labels, total = _panel(s, layer, max_rows)
-    with _style():
-        fig = _figure((geometry.width, geometry.height))
+    with book_style():
+        fig = new_figure((geometry.width, geometry.height))
         ax, cax = geometry.axes(fig, len(labels), mat.shape[1])
         im, _, _ = _draw_panel(ax, s, layer, max_rows, "")
         ax.set_ylabel(_Y_LABEL, loc="top")  # from the map's top down: short maps stay clear
@@ -404,7 +404,7 @@ def training_snapshots_explorer(
     Raises:
         FileNotFoundError: ``snapshots`` is ``None`` or a path and there is no file.
     """
-    widgets = _widgets()
+    widgets = load_ipywidgets()
     records = _as_snapshots(snapshots)
     layer, n_layers, n_heads = _layer_index(records, layer)
     sources = [s["source"] for s in records[0]["sentences"]]
@@ -414,7 +414,7 @@ def training_snapshots_explorer(
         "pick an example sentence. Rows: decoding steps (token read → token written); "
         "columns: English source tokens."
     )
-    static = _want_static(static)
+    static = use_static(static)
     if static:
         per_sentence = max(1, MAX_FRAMES // len(sources))
         records = [records[i] for i in _spread(len(records), per_sentence)]
@@ -426,6 +426,7 @@ def training_snapshots_explorer(
         options=[f"{r['step']:,}" for r in records],
         index=len(records) - 1,
         description="step",
+        tooltip="training step of the snapshot shown",
         layout=widgets.Layout(width="95%"),
     )
     controls = {"sentence": example, "step": step}
@@ -440,8 +441,7 @@ def training_snapshots_explorer(
             [figure_to_png(figure(i, j), dpi=FRAME_DPI) for j in range(len(records))]
             for i in range(len(sources))
         ]
-        return _static_explorer(
-            widgets,
+        return static_explorer(
             title,
             description,
             [example, step],
@@ -456,6 +456,4 @@ def training_snapshots_explorer(
     def draw() -> tuple[bytes, str]:
         return figure_to_png(figure(example.index, step.index), LIVE_DPI, palette=False), ""
 
-    return _live_explorer(
-        widgets, title, description, [example, step], controls, draw, [example, step]
-    )
+    return live_explorer(title, description, [example, step], controls, draw, [example, step])
