@@ -314,6 +314,13 @@ _FIT_WIDTH = (
     "const DIV_WIDTH = Math.min(970, (document.getElementById(params.root_div_id) || {})"
     ".clientWidth || 970);"
 )
+# bertviz's menus sit after plain text ("Layer:", "Attention:"), which names them for the
+# eye only; a screen reader needs a name on the menu itself.
+_MENU_NAMES = {
+    '<select id="layer">': '<select id="layer" aria-label="Layer shown">',
+    '<select id="filter">': '<select id="filter" aria-label="Attention shown '
+    '(encoder self, decoder self or cross)">',
+}
 _VIS_SCRIPT = re.compile(r"<script type=\"text/javascript\">\n(.*)\n</script>\s*$", re.S)
 
 
@@ -334,6 +341,8 @@ def _escape_script(js: str) -> str:
 def _offline_html(html: str, view: str, offline: bool | None):
     from IPython.display import HTML
 
+    for plain, named in _MENU_NAMES.items():
+        html = html.replace(plain, named)
     original = html
     html, n = _REQUIRE_TAG.subn("", html)
     match = _VIS_SCRIPT.search(html)
