@@ -206,8 +206,10 @@ def test_a_folder_made_immutable_mid_run(tmp_path):
     assert err.strip().endswith(
         f"continue with: python -m transformer_lib train --out {out} --resume"
     )
-    assert not [p for p in os.listdir(out) if ".tmp-" in p]
     # and the printed command does continue the run, once the folder is writable again
+    # (it also removes a temporary file that the immutable folder kept, if the change
+    # came in the middle of a write)
     more = ["train", "--out", str(out), "--resume", "--max-steps", str(saved + 1), *QUIET]
     assert main(more) == 0
     assert _checkpoint_step(out / "checkpoint.pt") == saved + 1
+    assert not [p for p in os.listdir(out) if ".tmp-" in p]
