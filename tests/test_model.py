@@ -316,6 +316,12 @@ def test_wrong_rank_and_empty_inputs():
         MultiHeadAttention(16, 4)(torch.randn(2, 5, 8), torch.randn(2, 5, 8), torch.randn(2, 5, 8))
 
 
+def test_source_and_target_batches_must_match():
+    model = make_model()
+    with pytest.raises(ValueError, match=r"different numbers of sentences \(2 vs 3\)"):
+        model(torch.randint(4, V, (2, 7)), torch.randint(4, V, (3, 5)))
+
+
 def test_invalid_config_values():
     with pytest.raises(ValueError, match="dropout"):
         TransformerConfig.tiny(V, dropout=1.5)

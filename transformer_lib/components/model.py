@@ -121,6 +121,11 @@ class Transformer(nn.Module):
         ``{"decoder": N × (B, H, T, T'), "cross": N × (B, H, T, S)}``.
         """
         self._check_ids(tgt, "tgt")
+        if memory.size(0) != tgt.size(0):
+            raise ValueError(
+                f"src and tgt hold different numbers of sentences ({memory.size(0)} vs "
+                f"{tgt.size(0)}): row b of tgt must be the translation of row b of src."
+            )
         offset = 0 if cache is None else cache.length
         T = tgt.size(1)
         # Causal mask over all positions seen so far; padding only matters without a cache.
