@@ -297,3 +297,23 @@ def test_library_adapters_cover_both_architectures():
     assert isinstance(tiny_model(), Transformer)
     with pytest.raises(ValueError, match="arch must be"):
         tiny_model("encoder-only")
+
+
+def test_nan_logits_at_real_positions_fail_with_their_own_diagnosis():
+    """NaN logits would make every tolerance infinite; the report names them instead. NaN at
+    padded target positions, which no loss or decoder reads, is allowed."""
+    model = tiny_model("encoder-decoder")
+
+    def adapter(nan_where):
+        def forward(src, tgt):
+            logits = model(src, tgt)  # (B, T, V)
+            return logits.masked_fill(nan_where(tgt)[..., None], float("nan"))
+
+        return ModelAdapter(forward=forward, arch="encoder-decoder", vocab_size=48, d_model=32)
+
+    last = run_checks(adapter(lambda tgt: torch.arange(tgt.size(1)) == tgt.size(1) - 1))
+    for name in ("causality", "padding_invariance", "source_dependence"):
+        assert last[name].failed and last[name].cause_keys == ("non-finite-logits",), last[name]
+        assert "NaN or infinite logits" in last[name].finding
+    at_pads = run_checks(adapter(lambda tgt: tgt == 0), only=["padding_invariance"])
+    assert at_pads.passed, str(at_pads)

@@ -230,6 +230,15 @@ SIZE_CAUSE = Cause(
     "the default sizes are not the base model's (Table 3: N=6, d_model=512, d_ff=2048, h=8)",
 )
 
+# ---- any check that reads the logits ------------------------------------------------------
+NON_FINITE = Cause(
+    "non-finite-logits",
+    "the logits are NaN or infinite at real positions: typically an attention row whose every "
+    "key is masked (a softmax over only -inf), from a mask in the wrong convention (PyTorch's "
+    "True = blocked used where True = may attend was meant, or the reverse) or a causal mask "
+    "that also hides the diagonal",
+)
+
 
 #: Every cause by its key.
 ALL_CAUSES: dict[str, Cause] = {

@@ -16,7 +16,12 @@ from torch import Tensor
 from .adapter import ARCHS, ModelAdapter, logits_of
 from .results import CheckResult
 
-__all__ = ["CHECKS", "Check", "Kit", "register"]
+__all__ = ["CHECKS", "Check", "Kit", "NonFiniteLogits", "register"]
+
+
+class NonFiniteLogits(ValueError):
+    """``forward`` returned NaN or infinite logits at a real (non-pad) position: no
+    comparison of such logits means anything, so the check fails on this instead."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +117,15 @@ class Kit:
                 f"forward must return logits of shape (B, T, V) = ({tgt.size(0)}, "
                 f"{tgt.size(1)}, {self.adapter.vocab_size}), got {shape}"
             )
-        return out.detach().float()
+        out = out.detach().float()
+        real = (tgt != self.adapter.pad_id).to(out.device)  # (B, T): pad rows may be anything
+        bad = (~torch.isfinite(out)).any(-1) & real
+        if bad.any():
+            raise NonFiniteLogits(
+                f"forward returned NaN or infinite logits at {int(bad.sum())} of "
+                f"{int(real.sum())} real positions"
+            )
+        return out
 
 
 def max_abs(a: Tensor, b: Tensor | None = None) -> float:

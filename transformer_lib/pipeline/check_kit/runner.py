@@ -10,8 +10,9 @@ import torch
 
 from . import checks_decoding, checks_model, checks_training  # noqa: F401  (they register)
 from .adapter import OPTIONAL_PARTS, ModelAdapter
+from .causes import NON_FINITE
 from .library import adapt
-from .registry import CHECKS, Check, Kit
+from .registry import CHECKS, Check, Kit, NonFiniteLogits
 from .results import FAILED, SKIPPED, Cause, CheckReport, CheckResult
 
 __all__ = ["check_names", "run_check", "run_checks"]
@@ -50,13 +51,15 @@ def _skip_reason(check: Check, adapter: ModelAdapter) -> str | None:
 
 
 def run_check(check: Check, kit: Kit) -> CheckResult:
-    """One check; a missing part gives *skipped*, an exception gives *failed*."""
+    """One check; a missing part gives *skipped*, an exception (or NaN logits) *failed*."""
     reason = _skip_reason(check, kit.adapter)
     if reason is not None:
         return CheckResult(check.name, check.title, SKIPPED, finding=reason)
     try:
         with torch.no_grad():
             return check.run(kit)
+    except NonFiniteLogits as exc:
+        return CheckResult(check.name, check.title, FAILED, finding=str(exc), causes=(NON_FINITE,))
     except Exception as exc:  # the model under test may raise anything: report it
         message = str(exc).splitlines()[0] if str(exc) else ""
         finding = f"raised {type(exc).__name__}: {message}"[:300]
