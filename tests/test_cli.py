@@ -138,3 +138,12 @@ def test_train_and_resume(tmp_path, capsys):
 def test_train_needs_a_budget(tmp_path, capsys):
     assert main(["train", "--out", str(tmp_path / "r")]) == 2
     assert "--minutes, --max-steps or --cpu-minutes" in capsys.readouterr().err
+
+
+def test_check_command_is_wired_in(capsys):
+    assert (
+        main(["check", "transformer_lib.pipeline.check_kit:tiny_model", "--only", "causality"]) == 0
+    )
+    assert "PASS  causality" in capsys.readouterr().out
+    assert main(["check", "no_such_module_here:build"]) == 2
+    assert "no module named 'no_such_module_here'" in capsys.readouterr().err

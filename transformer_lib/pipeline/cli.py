@@ -22,6 +22,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import check_command
 from . import cli_checks as checks
 from .cli_checks import UsageError
 from .cli_commands import (
@@ -37,6 +38,7 @@ from .cli_commands import (
 )
 
 PRESETS = ("tiny", "base", "big")
+SCHEDULE_NAMES = ("noam", "linear")
 ARCHS = ("encoder-decoder", "decoder-only")
 
 #: Defaults of ``train``, applied after parsing so that the flags a user typed can be told
@@ -47,6 +49,7 @@ TRAIN_DEFAULTS = {
     "max_tokens": 2048,
     "lr_factor": 1.0,
     "warmup": 400,
+    "schedule": "noam",  # runs from before the budget recipe trained with Noam
     "label_smoothing": 0.1,
     "clip_norm": 1.0,
     "seed": 0,
@@ -83,6 +86,7 @@ def _build_parser() -> argparse.ArgumentParser:
             "  python -m transformer_lib train --arch decoder-only --minutes 15 --out runs/gpt\n"
             '  python -m transformer_lib generate "Ich habe" --checkpoint data/decoder_only.pt '
             "--temperature 0.8 --top-k 20 --seed 0\n"
+            "  python -m transformer_lib check my_model.py:build   # the check kit, ch. 13\n"
         ),
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -130,9 +134,20 @@ def _build_parser() -> argparse.ArgumentParser:
         type=float,
         help="CPU-time budget of the whole run (fair budgets on a shared machine)",
     )
-    t.add_argument("--max-tokens", type=int, help="padded tokens per batch (default: 2048)")
-    t.add_argument("--lr-factor", type=float, help="Noam schedule factor, §5.3 (default: 1)")
-    t.add_argument("--warmup", type=int, help="Noam warm-up steps (default: 400)")
+    t.add_argument(
+        "--max-tokens", type=int, help="padded tokens per batch (default: chosen from the budget)"
+    )
+    t.add_argument(
+        "--schedule",
+        choices=SCHEDULE_NAMES,
+        help="learning-rate schedule: noam (§5.3) or linear (to zero at the end of the "
+        "budget) (default: chosen from the budget)",
+    )
+    t.add_argument(
+        "--lr-factor", type=float, help="scale of the peak rate, §5.3 (default: from the budget)"
+    )
+    t.add_argument("--warmup", type=int, help="warm-up steps (default: chosen from the budget)")
+
     t.add_argument("--label-smoothing", type=float, help="ε_ls, §5.4 (default: 0.1)")
     t.add_argument("--clip-norm", type=float, help="gradient clipping, 0 = off (default: 1)")
     t.add_argument("--dropout", type=float, help="override the preset's dropout")
@@ -270,6 +285,9 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     av.add_argument("--out", required=True, help="the averaged model file to write")
     av.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+
+    # ---- check (the check kit of chapter 13, on a reader's own model) -----------------
+    parser.commands["check"] = check_command.add_parser(sub)  # type: ignore[attr-defined]
     return parser
 
 
@@ -340,6 +358,7 @@ def _train(args: argparse.Namespace, out: Path) -> int:
     from ..components.model import count_parameters
     from .checkpoints import load_checkpoint, tokenizer_from_checkpoint
     from .distributed import init_distributed, process_group_backend
+    from .recipe import RECIPE_KEYS, choose_recipe, describe, describe_budget
     from .run_folder import RunFolderError
     from .tokenizer import DEFAULT_TOKENIZER_PATH, Tokenizer
     from .training import Trainer, TrainingConfig
@@ -369,6 +388,13 @@ def _train(args: argparse.Namespace, out: Path) -> int:
     else:
         run = {k: getattr(args, k) if k in explicit else v for k, v in TRAIN_DEFAULTS.items()}
         run["prefix_lm"] = bool(args.prefix_lm)
+        recipe = choose_recipe(
+            run["arch"], run["preset"], max_steps=args.max_steps, minutes=args.minutes,
+            cpu_minutes=args.cpu_minutes,
+        )  # fmt: skip
+        given = {k: getattr(args, k) for k in RECIPE_KEYS if k in explicit}
+        run.update({**recipe.settings(), **given})
+        run["recipe"] = {"chosen": recipe.to_dict(), "given": given}
         tok_path = Path(args.tokenizer) if args.tokenizer else DEFAULT_TOKENIZER_PATH
         tokenizer = Tokenizer.load(tok_path)
         overrides = {} if args.dropout is None else {"dropout": args.dropout}
@@ -408,6 +434,9 @@ def _train(args: argparse.Namespace, out: Path) -> int:
             + f" | torch {torch.__version__}",
             flush=True,
         )
+    if rank == 0 and resume_path is None:
+        budget = describe_budget(args.max_steps, args.minutes, args.cpu_minutes)
+        print(describe(recipe, config.d_model, given, budget), flush=True)
     trainer = Trainer(
         model, train_set, valid_set, tcfg, tokenizer=tokenizer, tokenizer_path=tok_path,
         out_dir=out, run=run,
@@ -538,6 +567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "evaluate": _cmd_evaluate,
         "average": _cmd_average,
         "generate": _cmd_generate,
+        "check": check_command.run,
     }
     warnings.formatwarning = _warning_line  # one line on stderr, no source excerpt
     prog = f"python -m transformer_lib {args.command}"
@@ -562,6 +592,7 @@ INTERRUPTED = {
     "evaluate": "the scores were not complete, so nothing was written",
     "generate": "the continuations printed above are complete",
     "average": "--out was not written (it is written atomically)",
+    "check": "the checks were not all run, so there is no report",
 }
 
 

@@ -1,0 +1,100 @@
+"""The budget recipe of ``train``: what it chooses, what it prints, what it records."""
+
+from __future__ import annotations
+
+import pytest
+
+from transformer_lib.__main__ import main
+from transformer_lib.pipeline.checkpoints import load_checkpoint
+from transformer_lib.pipeline.recipe import (
+    RECIPE_KEYS,
+    choose_recipe,
+    describe,
+    describe_budget,
+)
+
+
+@pytest.mark.parametrize(
+    "budget, name",
+    [
+        ({"cpu_minutes": 5}, "short budget"),
+        ({"minutes": 20}, "short budget"),
+        ({"max_steps": 2000}, "short budget"),
+        ({"cpu_minutes": 60}, "long budget"),
+        ({"max_steps": 20000}, "long budget"),
+        ({"max_steps": 20000, "minutes": 10}, "short budget"),  # the earlier limit decides
+    ],
+)
+def test_the_budget_decides_the_recipe(budget, name):
+    assert choose_recipe(**budget).name == name
+
+
+def test_short_and_long_recipes():
+    short, long = choose_recipe(cpu_minutes=10), choose_recipe(cpu_minutes=60)
+    assert short.schedule == "linear" and long.schedule == "noam"
+    assert short.max_tokens < long.max_tokens
+    assert set(short.settings()) == set(RECIPE_KEYS)
+    # The decoder-only model reads both sides in one sequence: twice the token budget.
+    assert choose_recipe("decoder-only", cpu_minutes=10).max_tokens == 2 * short.max_tokens
+    assert choose_recipe(preset="base", max_steps=100_000).warmup == 4000  # §5.3
+
+
+def test_describe_names_the_budget_the_choice_and_the_flags():
+    recipe = choose_recipe(cpu_minutes=10)
+    assert describe_budget(cpu_minutes=10) == "10 CPU-minutes"
+    assert describe_budget(max_steps=2000, minutes=5) == "2,000 steps or 5 minutes"
+    line = describe(recipe, 128, {"warmup": 800}, "10 CPU-minutes")
+    assert line.startswith("recipe for 10 CPU-minutes (short budget): batches of 1,024")
+    assert "warm-up 800 steps" in line and "As given: --warmup 800." in line
+    assert "Why:" in line
+
+
+def _train(tmp_path, *extra):
+    corpus = tmp_path / "deu.txt"
+    corpus.write_text("".join(f"Tom is {w}.\tTom ist {w}.\n" for w in "abcdefghij" * 3))
+    out = tmp_path / "run"
+    args = ["train", "--corpus", str(corpus), "--out", str(out), "--no-progress"]
+    args += ["--final-bleu", "none", "--eval-every", "0", "--max-steps", "2", *extra]
+    return main(args), out
+
+
+def test_train_prints_and_records_the_recipe(tmp_path, capsys):
+    code, out = _train(tmp_path)
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "recipe for 2 steps (short budget)" in printed
+    state = load_checkpoint(out / "checkpoint.pt")["state"]
+    chosen = state["run"]["recipe"]["chosen"]
+    assert state["run"]["recipe"]["given"] == {}
+    for key in RECIPE_KEYS:  # what the loop used is what the recipe chose
+        assert state["training_config"][key] == chosen[key]
+
+
+def test_flags_override_the_recipe_and_are_recorded(tmp_path, capsys):
+    code, out = _train(tmp_path, "--schedule", "noam", "--max-tokens", "256")
+    assert code == 0
+    assert "As given: --max-tokens 256, --schedule noam." in capsys.readouterr().out
+    state = load_checkpoint(out / "checkpoint.pt")["state"]
+    assert state["training_config"]["schedule"] == "noam"
+    assert state["training_config"]["max_tokens"] == 256
+    assert state["run"]["recipe"]["given"] == {"max_tokens": 256, "schedule": "noam"}
+
+
+def test_a_resumed_run_keeps_its_schedule(tmp_path, capsys):
+    code, out = _train(tmp_path, "--schedule", "linear")
+    assert code == 0
+    assert main(["train", "--out", str(out), "--resume", "--max-steps", "3", "--no-progress",
+                 "--final-bleu", "none"]) == 0  # fmt: skip
+    assert load_checkpoint(out / "checkpoint.pt")["state"]["training_config"]["schedule"] == (
+        "linear"
+    )
+    code = main(["train", "--out", str(out), "--resume", "--max-steps", "4", "--schedule", "noam"])
+    assert code == 2
+    assert "--schedule noam conflicts" in capsys.readouterr().err
+
+
+def test_unknown_schedule_is_a_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["train", "--out", str(tmp_path / "r"), "--max-steps", "2", "--schedule", "cosine"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'cosine'" in capsys.readouterr().err

@@ -1,0 +1,144 @@
+"""The training recipe the command line picks from the budget it is given (chapter 9).
+
+The paper's recipe (§5.3: the Noam schedule, 4,000 warm-up steps, 100k steps of 25k-token
+batches) is made for runs of hours on eight GPUs. A reader's run on a laptop or in Colab
+lasts minutes, and there the same ingredients are wasteful: the step^-0.5 decay leaves the
+learning rate high when the budget ends, and large batches mean few steps. So
+``python -m transformer_lib train`` chooses the batch size, the schedule, the warm-up and
+its peak from the budget (``--max-steps``, ``--cpu-minutes`` or ``--minutes``), prints what
+it chose and why, and records the choice in the checkpoint. Every value stays a flag
+(``--max-tokens``, ``--schedule``, ``--warmup``, ``--lr-factor``) that overrides the choice.
+
+The recipes were chosen by ``benchmarks/quality_per_minute.py --sweep`` on the validation
+split and checked against a plain ``torch.nn.Transformer`` training loop on the test split
+(``benchmarks/README.md``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from .objectives import noam_lr
+
+__all__ = ["RECIPE_KEYS", "Recipe", "choose_recipe", "describe", "describe_budget"]
+
+#: The settings a recipe chooses; each has a flag of the same name that overrides it.
+RECIPE_KEYS = ("max_tokens", "schedule", "warmup", "lr_factor")
+
+#: Up to this many CPU-minutes (or steps, or wall-clock minutes) a run counts as short.
+SHORT_CPU_MINUTES = 30.0
+SHORT_STEPS = 6000
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """What the command line trains with, and why.
+
+    Attributes:
+        max_tokens: Padded tokens per batch (§5.1 counts about 25k source + 25k target).
+        schedule: ``"noam"`` (§5.3) or ``"linear"`` (:func:`~.objectives.linear_decay_lr`).
+        warmup: Warm-up steps.
+        lr_factor: Scale of the peak, ``lr_factor · (d_model · warmup)^-0.5``.
+        name: A short name for the log ("short budget", ...).
+        why: One sentence: why this recipe for this budget.
+    """
+
+    max_tokens: int
+    schedule: str
+    warmup: int
+    lr_factor: float
+    name: str
+    why: str
+
+    def settings(self) -> dict:
+        """The chosen values of :data:`RECIPE_KEYS`."""
+        return {k: getattr(self, k) for k in RECIPE_KEYS}
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def describe_budget(
+    max_steps: int | None = None, minutes: float | None = None, cpu_minutes: float | None = None
+) -> str:
+    """The budget in words, e.g. ``"10 CPU-minutes"`` or ``"2,000 steps or 5 minutes"``."""
+    parts = []
+    if max_steps is not None:
+        parts.append(f"{max_steps:,} steps")
+    if cpu_minutes is not None:
+        parts.append(f"{cpu_minutes:g} CPU-minutes")
+    if minutes is not None:
+        parts.append(f"{minutes:g} minutes")
+    return " or ".join(parts) or "no budget"
+
+
+def _is_short(max_steps: int | None, minutes: float | None, cpu_minutes: float | None) -> bool:
+    """A run is short when whichever budget ends first ends early."""
+    limits = []
+    if max_steps is not None:
+        limits.append(max_steps <= SHORT_STEPS)
+    if cpu_minutes is not None:
+        limits.append(cpu_minutes <= SHORT_CPU_MINUTES)
+    if minutes is not None:
+        limits.append(minutes <= SHORT_CPU_MINUTES)
+    return any(limits)
+
+
+def choose_recipe(
+    arch: str = "encoder-decoder",
+    preset: str = "tiny",
+    *,
+    max_steps: int | None = None,
+    minutes: float | None = None,
+    cpu_minutes: float | None = None,
+) -> Recipe:
+    """The recipe for a run of ``preset`` and ``arch`` with the given budget.
+
+    Args:
+        arch: ``"encoder-decoder"`` or ``"decoder-only"`` (whose batches hold both sides
+            of a pair in one sequence, so they get twice the token budget).
+        preset: ``"tiny"`` (measured here), ``"base"`` or ``"big"`` (the paper's sizes).
+        max_steps, minutes, cpu_minutes: The budget, as given to ``train``.
+
+    Returns:
+        A :class:`Recipe`.
+    """
+    per_sequence = 2 if arch == "decoder-only" else 1
+    if preset != "tiny":
+        return Recipe(
+            2048 * per_sequence, "noam", 4000, 1.0, "the paper's",
+            f"the {preset} preset is the paper's size, so the paper's schedule (§5.3): Noam "
+            "with 4,000 warm-up steps; give --max-tokens for your hardware",
+        )  # fmt: skip
+    if _is_short(max_steps, minutes, cpu_minutes):
+        return Recipe(
+            1024 * per_sequence, "linear", 400, 0.5, "short budget",
+            "in a short run more, smaller steps and a rate that falls to zero at the end "
+            "of the budget train a better model than the paper's schedule (measured in "
+            "benchmarks/README.md)",
+        )  # fmt: skip
+    return Recipe(
+        2048 * per_sequence, "noam", 400, 1.0, "long budget",
+        "the shipped model's recipe: for a run this long, keep the last checkpoints "
+        "(--checkpoint-every, --keep-checkpoints 5) and average them (§6.1)",
+    )  # fmt: skip
+
+
+def describe(recipe: Recipe, d_model: int, given: dict, budget: str) -> str:
+    """The line ``train`` prints: the budget, what was chosen, the values given as flags."""
+    values = {**recipe.settings(), **given}
+    peak = noam_lr(values["warmup"], d_model, values["warmup"], values["lr_factor"])
+    shape = (
+        "then falling linearly to 0 at the end of the budget"
+        if values["schedule"] == "linear"
+        else "then decaying as step^-0.5 (Noam, §5.3)"
+    )
+    text = (
+        f"recipe for {budget} ({recipe.name}): batches of {values['max_tokens']:,} padded "
+        f"tokens; {values['schedule']} schedule, warm-up {values['warmup']:,} steps to a "
+        f"peak of {peak:.1e}, {shape}. Why: {recipe.why}."
+    )
+    if given:
+        flags = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in given.items())
+        text += f" As given: {flags}."
+    return text
