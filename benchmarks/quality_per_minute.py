@@ -53,13 +53,9 @@ CANDIDATES: dict[str, dict] = {
     "noam-2048": {"schedule": "noam", "max_tokens": 2048, "warmup": 400, "lr_factor": 1.0},
     "noam-1024": {"schedule": "noam", "max_tokens": 1024, "warmup": 400, "lr_factor": 1.0},
     "noam-1024-f0.5": {"schedule": "noam", "max_tokens": 1024, "warmup": 400, "lr_factor": 0.5},
-    "linear-1024-f0.5": {
-        "schedule": "linear",
-        "max_tokens": 1024,
-        "warmup": 400,
-        "lr_factor": 0.5,
-    },  # fmt: skip
+    "linear-1024-f0.5": {"schedule": "linear", "max_tokens": 1024, "warmup": 400, "lr_factor": 0.5},
     "linear-1024-f1": {"schedule": "linear", "max_tokens": 1024, "warmup": 400, "lr_factor": 1.0},
+    "linear-1024-w200": {"schedule": "linear", "max_tokens": 1024, "warmup": 200, "lr_factor": 0.5},
     "linear-768-f0.7": {"schedule": "linear", "max_tokens": 768, "warmup": 300, "lr_factor": 0.7},
 }
 

@@ -108,7 +108,14 @@ def training_record(state: dict) -> dict:
 
 
 def scores(result) -> dict:
-    return {"bleu": round(result.bleu, 2), "chrf": round(result.chrf, 2)}
+    """BLEU and chrF, with sacreBLEU's line (n-gram precisions, brevity penalty) and its
+    signatures, so that the model card can quote them exactly."""
+    return {
+        "bleu": round(result.bleu, 2),
+        "chrf": round(result.chrf, 2),
+        "bleu_detail": result.bleu_detail,
+        "signatures": result.signatures,
+    }
 
 
 def decoding_speed(translators: dict, sources: list[str], repeats: int) -> dict:
@@ -168,7 +175,8 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
 
     pairs, _ = read_pairs(find_corpus(args.corpus))
-    test = split_pairs(pairs)["test"]
+    splits = split_pairs(pairs)
+    test = splits["test"]
     groups = group_references(test)
     if args.limit:
         groups = groups[: args.limit]
@@ -186,6 +194,7 @@ def main(argv=None) -> int:
         greedy = evaluate_pairs(t.model, t.tokenizer, test, beam_size=1)
         beam = evaluate_pairs(t.model, t.tokenizer, test, beam_size=args.beam)
         first = evaluate_pairs(t.model, t.tokenizer, test, beam_size=1, limit=FIRST_N)
+        valid = evaluate_pairs(t.model, t.tokenizer, splits["valid"], beam_size=1)
         ckpt_file = Path(t.path)
         models[name] = {
             "checkpoint": relative(ckpt_file),
@@ -195,6 +204,7 @@ def main(argv=None) -> int:
             "greedy": scores(greedy),
             f"beam{args.beam}": scores(beam),
             "bleu_greedy_first100": round(first.bleu, 2),
+            "valid_greedy": scores(valid),
             "training": training_record(t.training_state),
         }
         print(
@@ -213,6 +223,7 @@ def main(argv=None) -> int:
             "references": len(test),
             "first_n_check": FIRST_N,
         },
+        "split_pairs": {name: len(part) for name, part in splits.items()},
         "beam_size": args.beam,
         "length_penalty_alpha": 0.6,
         "measured_with": {
