@@ -57,6 +57,31 @@ CANDIDATES: dict[str, dict] = {
     "linear-1024-f1": {"schedule": "linear", "max_tokens": 1024, "warmup": 400, "lr_factor": 1.0},
     "linear-1024-w200": {"schedule": "linear", "max_tokens": 1024, "warmup": 200, "lr_factor": 0.5},
     "linear-768-f0.7": {"schedule": "linear", "max_tokens": 768, "warmup": 300, "lr_factor": 0.7},
+    # Does averaging the last 5 checkpoints (50 steps apart) still help a linear run?
+    "linear-1024-f1-avg5": {
+        "schedule": "linear",
+        "max_tokens": 1024,
+        "warmup": 400,
+        "lr_factor": 1.0,
+        "checkpoint_every": 50,
+        "keep_checkpoints": 5,
+        "average": 5,
+    },  # fmt: skip
+    # The decoder-only model (its sequences hold both sides: twice the tokens per batch).
+    "gpt-noam-4096": {
+        "arch": "decoder-only",
+        "schedule": "noam",
+        "max_tokens": 4096,
+        "warmup": 400,
+        "lr_factor": 1.0,
+    },  # fmt: skip
+    "gpt-linear-2048": {
+        "arch": "decoder-only",
+        "schedule": "linear",
+        "max_tokens": 2048,
+        "warmup": 400,
+        "lr_factor": 1.0,
+    },  # fmt: skip
 }
 
 
@@ -204,20 +229,29 @@ def sweep_worker(name: str, budget: float, out_dir: Path) -> None:
     import torch
 
     from transformer_lib import TransformerConfig
+    from transformer_lib.pipeline.checkpoints import average_checkpoints
     from transformer_lib.pipeline.tasks import build_model, make_datasets
-    from transformer_lib.pipeline.training import Trainer, TrainingConfig
+    from transformer_lib.pipeline.training import Trainer, TrainingConfig, step_checkpoints
 
     torch.set_num_threads(1)
     tok = _tokenizer()
+    settings = dict(CANDIDATES[name])
+    arch, average = settings.pop("arch", "encoder-decoder"), settings.pop("average", 0)
     config = TransformerConfig.tiny(tok.vocab_size)
-    run = {"arch": "encoder-decoder", "prefix_lm": False}
+    if arch == "decoder-only":  # as the command line builds it: one block more than 2 + 2
+        config = config.replace(
+            n_decoder_layers=config.n_encoder_layers + config.n_decoder_layers + 1
+        )
+    run = {"arch": arch, "prefix_lm": False}
     train_set, valid_set = make_datasets(run, _splits(), tok, config)
     torch.manual_seed(SEED)
     model = build_model(run, config)
-    tcfg = TrainingConfig(cpu_minutes=budget, progress=False, seed=SEED, **CANDIDATES[name])
+    tcfg = TrainingConfig(cpu_minutes=budget, progress=False, seed=SEED, **settings)
     folder = out_dir / f"sweep-{name}-{budget:g}"
     trainer = Trainer(model, train_set, valid_set, tcfg, tokenizer=tok, out_dir=folder, run=run)
     trainer.fit()
+    if average:
+        average_checkpoints(step_checkpoints(folder)[-average:], folder / "averaged.pt")
 
 
 def library_scores(model_path: Path, pairs) -> dict:
@@ -301,9 +335,13 @@ def main(argv: list[str] | None = None) -> int:
             rows = []
             for b in budgets:
                 for n in names:
-                    model = work / f"sweep-{n}-{b:g}" / "model.pt"
-                    rows.append({"candidate": n, "budget": b, **CANDIDATES[n],
-                                 **library_scores(model, splits["valid"])})  # fmt: skip
+                    folder = work / f"sweep-{n}-{b:g}"
+                    base = {"candidate": n, "budget": b, **CANDIDATES[n]}
+                    scored = library_scores(folder / "model.pt", splits["valid"])
+                    rows.append({**base, **scored})
+                    if CANDIDATES[n].get("average"):
+                        scored = library_scores(folder / "averaged.pt", splits["valid"])
+                        rows.append({**base, "candidate": n + " (averaged)", **scored})
             result = {"what": "library recipe candidates, validation split", "rows": rows}
             default_out = HERE / "results" / "recipe_sweep.json"
             table = "\n".join(

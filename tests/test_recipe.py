@@ -98,3 +98,18 @@ def test_unknown_schedule_is_a_usage_error(tmp_path, capsys):
         main(["train", "--out", str(tmp_path / "r"), "--max-steps", "2", "--schedule", "cosine"])
     assert exc.value.code == 2
     assert "invalid choice: 'cosine'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "budget, warmup",
+    [({"cpu_minutes": 5}, 400), ({"max_steps": 2000}, 400), ({"max_steps": 400}, 100),
+     ({"minutes": 0.75}, 68), ({"max_steps": 20}, 10)],
+)  # fmt: skip
+def test_short_runs_warm_up_for_at_most_a_quarter_and_keep_the_peak(budget, warmup):
+    from transformer_lib.pipeline.objectives import noam_lr
+    from transformer_lib.pipeline.recipe import SHORT_PEAK_LR
+
+    recipe = choose_recipe(**budget)
+    assert recipe.warmup == warmup
+    peak = noam_lr(recipe.warmup, 128, recipe.warmup, recipe.lr_factor)
+    assert peak == pytest.approx(SHORT_PEAK_LR, rel=1e-3)

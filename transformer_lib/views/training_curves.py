@@ -26,7 +26,12 @@ from .style import (
     _token_labels,
 )
 
-__all__ = ["plot_lr_schedule", "plot_label_smoothing", "plot_training_log"]
+__all__ = [
+    "plot_label_smoothing",
+    "plot_lr_schedule",
+    "plot_quality_per_minute",
+    "plot_training_log",
+]
 
 
 @_styled
@@ -398,4 +403,50 @@ def plot_training_log(
         axes[panel].grid(alpha=0.3)
     axes[-1].set_xlabel("training step")
     fig.suptitle(title)
+    return fig
+
+
+@_styled
+def plot_quality_per_minute(
+    rows: Sequence[Mapping[str, Any]],
+    shipped: Mapping[str, Any] | None = None,
+    *,
+    ax: Axes | None = None,
+    title: str = "Test BLEU for the CPU time spent training",
+) -> Figure:
+    """Test BLEU against CPU-minutes of training, one curve per recipe (chapter 9).
+
+    Args:
+        rows: the ``rows`` of ``data/quality_per_minute.json``
+            (``benchmarks/quality_per_minute.py``): per budget, a ``"library"`` and a
+            ``"plain"`` result with ``cpu_minutes`` and ``bleu``.
+        shipped: optionally ``{"cpu_minutes", "bleu", "label"}`` of the shipped model,
+            drawn as a single point.
+    """
+    func = "plot_quality_per_minute"
+    if not rows:
+        raise ValueError(f"{func}: no rows to draw (run benchmarks/quality_per_minute.py).")
+    fig, ax = _figure_and_axes(ax, (7.2, 4.4))
+    sides = (
+        ("library", "transformer_lib train, its defaults", OKABE_ITO[0], "o", "-"),
+        ("plain", "plain nn.Transformer loop", OKABE_ITO[1], "s", "--"),
+    )
+    for key, label, colour, marker, style in sides:
+        points = sorted((float(r[key]["cpu_minutes"]), float(r[key]["bleu"])) for r in rows)
+        x, y = zip(*points)
+        ax.plot(x, y, style, marker=marker, color=colour, label=label, linewidth=1.8)
+        for xi, yi in points:
+            ax.annotate(f"{yi:.1f}", (xi, yi), textcoords="offset points", xytext=(0, 7),
+                        ha="center", fontsize=9, color=colour)  # fmt: skip
+    if shipped is not None:
+        label = shipped.get("label", "shipped")
+        ax.plot([shipped["cpu_minutes"]], [shipped["bleu"]], marker="*", markersize=13,
+                linestyle="none", color=OKABE_ITO[5], label=label)  # fmt: skip
+    ax.set_xlabel("CPU-minutes of training (one thread)")
+    ax.set_ylabel("test BLEU (greedy, all references)")
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.set_title(title)
+    ax.legend(loc="lower right")
+    ax.grid(alpha=0.3)
     return fig
