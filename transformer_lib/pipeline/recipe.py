@@ -137,7 +137,7 @@ def choose_recipe(
             1024 * per_sequence, "linear", warmup, factor, "short budget",
             "in a short run more, smaller steps and a rate that falls to zero at the end "
             "of the budget train a better model than the paper's schedule, and averaging "
-            "checkpoints adds nothing once the rate ends at zero (measured in "
+            "checkpoints adds little once the rate ends at zero (measured in "
             "benchmarks/README.md)",
         )  # fmt: skip
     return Recipe(
