@@ -321,6 +321,45 @@ _MENU_NAMES = {
     '<select id="filter">': '<select id="filter" aria-label="Attention shown '
     '(encoder self, decoder self or cross)">',
 }
+# bertviz's head squares (head view) and thumbnails (model view) answer mouse clicks
+# only: make each a button that Enter and Space press too, named for what it changes.
+_KEYBOARD_PATCHES = {
+    "head": [
+        (
+            '        checkbox.on("dblclick", function (d, i) {',
+            '        checkbox.attr("tabindex", 0).attr("role", "button")\n'
+            '            .attr("aria-label", (d, i) => "head " + i + ": show or hide its '
+            'lines (Shift+Enter: show only this head)")\n'
+            '            .on("keydown", function (d, i) {\n'
+            "                const e = d3.event;\n"
+            '                if (e.key !== "Enter" && e.key !== " ") return;\n'
+            "                e.preventDefault();\n"
+            '                checkbox.on(e.shiftKey ? "dblclick" : "click").call(this, d, i);\n'
+            "            });\n"
+            '        checkbox.on("dblclick", function (d, i) {',
+        ),
+        (
+            '.attr("fill", (d, i) => d ? headColors(i): lighten(headColors(i)));',
+            '.attr("fill", (d, i) => d ? headColors(i): lighten(headColors(i)))'
+            '.attr("aria-pressed", d => String(Boolean(d)));',
+        ),
+    ],
+    "model": [
+        (
+            '            clickRegion.on("click", function (d, index) {',
+            '            clickRegion.attr("tabindex", 0).attr("role", "button")\n'
+            '                .attr("aria-label", "layer " + layerIndex + ", head " + '
+            'headIndex + ": show or hide this map enlarged")\n'
+            '                .on("keydown", function (d, index) {\n'
+            "                    const e = d3.event;\n"
+            '                    if (e.key !== "Enter" && e.key !== " ") return;\n'
+            "                    e.preventDefault();\n"
+            '                    clickRegion.on("click").call(this, d, index);\n'
+            "                });\n"
+            '            clickRegion.on("click", function (d, index) {',
+        ),
+    ],
+}
 _VIS_SCRIPT = re.compile(r"<script type=\"text/javascript\">\n(.*)\n</script>\s*$", re.S)
 
 
@@ -354,6 +393,13 @@ def _offline_html(html: str, view: str, offline: bool | None):
     body, vis_js = html[: match.start()], match.group(1)
     # The CDN paths given to require.config are not needed by the local stand-in below.
     vis_js = _REQUIRE_CONFIG.sub("", vis_js, count=1)
+    for plain, usable in _KEYBOARD_PATCHES[view]:
+        if vis_js.count(plain) != 1:
+            raise RuntimeError(
+                f"bertviz's {view} view has an unexpected layout (no {plain.strip()[:40]!r}); "
+                "pin bertviz==1.4.1"
+            )
+        vis_js = vis_js.replace(plain, usable)
     if view == "model":
         # bertviz draws the model view 970 px wide, wider than a book page's text column:
         # draw it as wide as the column it sits in instead (the thumbnails shrink).
