@@ -49,9 +49,9 @@ def test_describe_names_the_budget_the_choice_and_the_flags():
     assert "Why:" in line
 
 
-def _train(tmp_path, *extra):
+def _train(tmp_path, *extra, pairs: int = 30):
     corpus = tmp_path / "deu.txt"
-    corpus.write_text("".join(f"Tom is {w}.\tTom ist {w}.\n" for w in "abcdefghij" * 3))
+    corpus.write_text("".join(f"Tom is {i}.\tTom ist {i}.\n" for i in range(pairs)))
     out = tmp_path / "run"
     args = ["train", "--corpus", str(corpus), "--out", str(out), "--no-progress"]
     args += ["--final-bleu", "none", "--eval-every", "0", "--max-steps", "2", *extra]
@@ -66,8 +66,9 @@ def test_train_prints_and_records_the_recipe(tmp_path, capsys):
     state = load_checkpoint(out / "checkpoint.pt")["state"]
     chosen = state["run"]["recipe"]["chosen"]
     assert state["run"]["recipe"]["given"] == {}
-    for key in RECIPE_KEYS:  # what the loop used is what the recipe chose
-        assert state["training_config"][key] == chosen[key]
+    for key in RECIPE_KEYS:  # what the run used is what the recipe chose
+        used = state["run"][key] if key == "average" else state["training_config"][key]
+        assert used == chosen[key], key
 
 
 def test_flags_override_the_recipe_and_are_recorded(tmp_path, capsys):
@@ -113,3 +114,32 @@ def test_short_runs_warm_up_for_at_most_a_quarter_and_keep_the_peak(budget, warm
     assert recipe.warmup == warmup
     peak = noam_lr(recipe.warmup, 128, recipe.warmup, recipe.lr_factor)
     assert peak == pytest.approx(SHORT_PEAK_LR, rel=1e-3)
+
+
+def test_long_budgets_average_the_last_five_checkpoints():
+    long = choose_recipe(max_steps=7000)
+    assert (long.average, long.checkpoint_every) == (5, 250)  # the shipped run's spacing
+    assert choose_recipe(cpu_minutes=10).average == 0
+
+
+def test_train_average_writes_and_scores_the_averaged_model(tmp_path, capsys):
+    code, out = _train(
+        tmp_path, "--max-steps", "4", "--average", "2", "--checkpoint-every", "1",
+        "--final-bleu", "valid", pairs=300,
+    )  # fmt: skip
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "the last 2 checkpoints averaged into averaged.pt" in printed
+    assert "averaged the last 2 checkpoints (steps 3-4)" in printed
+    averaged = load_checkpoint(out / "averaged.pt")
+    assert [e["step"] for e in averaged["state"]["averaged_from"]] == [3, 4]
+    import json
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["averaged"] == {"file": "averaged.pt", "steps": [3, 4]}
+
+
+def test_average_needs_enough_kept_checkpoints(tmp_path, capsys):
+    code, _ = _train(tmp_path, "--average", "5", "--keep-checkpoints", "2")
+    assert code == 2
+    assert "--average 5 averages the last 5 step checkpoints" in capsys.readouterr().err

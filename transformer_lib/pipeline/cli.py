@@ -27,11 +27,13 @@ from . import cli_checks as checks
 from .cli_checks import UsageError
 from .cli_commands import (
     DEFAULT_AVERAGE_LAST,
+    _average_at_end,
     _cmd_average,
     _cmd_evaluate,
     _cmd_generate,
     _cmd_translate,
-    _sigterm_raises,
+    _final_bleu,
+    _report_run,
     _Terminated,
     _unknown_arguments,
     _write_json,
@@ -58,6 +60,7 @@ TRAIN_DEFAULTS = {
     "checkpoint_every": None,
     "checkpoint_minutes": 1.0,
     "keep_checkpoints": 0,
+    "average": 0,  # average the last K step checkpoints into averaged.pt at the end
     "snapshot_at": (),
 }
 #: Loop settings a resumed run may change (everything else is restored from the run).
@@ -180,6 +183,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "--keep-checkpoints",
         type=int,
         help="keep the last K step checkpoints for `average` (default: 0)",
+    )
+    t.add_argument(
+        "--average",
+        type=int,
+        help="at the end, average the last K step checkpoints into OUT/averaged.pt, §6.1 "
+        "(0 = no; default: chosen from the budget)",
     )
     t.add_argument(
         "--snapshot-at",
@@ -395,6 +404,11 @@ def _train(args: argparse.Namespace, out: Path) -> int:
         given = {k: getattr(args, k) for k in RECIPE_KEYS if k in explicit}
         run.update({**recipe.settings(), **given})
         run["recipe"] = {"chosen": recipe.to_dict(), "given": given}
+        if run["average"]:  # keep enough step checkpoints, spaced over the end of the run
+            if "keep_checkpoints" not in explicit:
+                run["keep_checkpoints"] = max(run["keep_checkpoints"], run["average"])
+            if "checkpoint_every" not in explicit and recipe.checkpoint_every:
+                run["checkpoint_every"] = recipe.checkpoint_every
         tok_path = Path(args.tokenizer) if args.tokenizer else DEFAULT_TOKENIZER_PATH
         tokenizer = Tokenizer.load(tok_path)
         overrides = {} if args.dropout is None else {"dropout": args.dropout}
@@ -474,9 +488,12 @@ def _train(args: argparse.Namespace, out: Path) -> int:
         "cpu_minutes_total": round(trainer.cpu_s / 60, 2),
         "tokens_seen": trainer.tokens_seen,
     }
+    final_model = model
+    if run.get("average"):  # §6.1: the model to use is the average of the last checkpoints
+        final_model = _average_at_end(out, run["average"], summary) or model
     stopped = None
     if args.final_bleu != "none":
-        stopped = _final_bleu(args, model, tokenizer, splits[args.final_bleu], summary)
+        stopped = _final_bleu(args, final_model, tokenizer, splits[args.final_bleu], summary)
     try:
         _write_json(out / "summary.json", summary)
     except OSError as exc:
@@ -499,53 +516,6 @@ def _train(args: argparse.Namespace, out: Path) -> int:
         return 130 if stopped == "SIGINT" else 143
     print(f"wrote {out / 'checkpoint.pt'}, {out / 'model.pt'}, {out / 'training_log.json'}")
     return 0
-
-
-def _final_bleu(args, model, tokenizer, pairs, summary: dict) -> str | None:
-    """Greedy BLEU of the trained model on ``--final-bleu``'s split, into ``summary``.
-
-    Returns None, or the signal ("SIGINT"/"SIGTERM") that interrupted it; then
-    ``summary`` says so instead of holding a score.
-    """
-    from .evaluation import evaluate_pairs
-
-    split = args.final_bleu
-    model.eval()
-    label = None if args.no_progress else f"{split} BLEU (greedy)"
-    try:
-        with _sigterm_raises():
-            result = evaluate_pairs(model, tokenizer, pairs, 1, progress=label)
-    except (KeyboardInterrupt, _Terminated) as exc:
-        name = "SIGINT" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
-        summary["final_bleu"] = f"interrupted ({name}) before the {split} BLEU was complete"
-        return name
-    print(f"{split} greedy BLEU = {result.bleu:.2f}  chrF = {result.chrf:.2f}")
-    summary[f"{split}_bleu_greedy"] = round(result.bleu, 2)
-    summary[f"{split}_chrf_greedy"] = round(result.chrf, 2)
-    return None
-
-
-def _report_run(trainer, log, session: tuple[float, int, int, float]) -> None:
-    """The one-line summary of a finished session; ``session`` is (start time, step,
-    tokens seen, elapsed seconds) when it began."""
-    started, step0, tokens0, elapsed0 = session
-    wall = time.perf_counter() - started
-    speeds = [e["tokens_per_s"] for e in log if "tokens_per_s" in e and e["step"] > step0]
-    vals = [e for e in log if "val_loss" in e]
-    if speeds:
-        speed = f"median {sorted(speeds)[len(speeds) // 2]:,.0f} tokens/s"
-    else:  # fewer steps than --log-every: the session's mean instead
-        seconds = trainer.elapsed_s - elapsed0
-        tokens = (trainer.tokens_seen - tokens0) * trainer.world
-        speed = f"{tokens / seconds:,.0f} tokens/s" if seconds > 0 and tokens else "no steps"
-    text = (
-        f"done: step {trainer.step}, {wall / 60:.1f} min this run "
-        f"({trainer.elapsed_s / 60:.1f} min in total, {trainer.cpu_s / 60:.1f} CPU-min), "
-        f"{speed}"
-    )
-    if vals:
-        text += f", val_loss {vals[-1]['val_loss']:.3f} (ppl {vals[-1]['val_ppl']:.2f})"
-    print(text, flush=True)
 
 
 def _warning_line(message, category, filename, lineno, line=None) -> str:

@@ -165,10 +165,18 @@ def train_numbers(args: argparse.Namespace) -> None:
         "checkpoint_every": (lambda v: v >= 1, ">= 1"),
         "checkpoint_minutes": (lambda v: v >= 0, ">= 0 (0 = off)"),
         "keep_checkpoints": (lambda v: v >= 0, ">= 0"),
+        "average": (lambda v: v >= 0, ">= 0 (0 = no averaging)"),
     }
     for name, (ok, rule) in rules.items():
         if name in given:
             _check(ok(given[name]), name, rule, given[name])
+    if given.get("average") and given.get("keep_checkpoints") is not None:
+        if given["keep_checkpoints"] < given["average"]:
+            raise UsageError(
+                f"--average {given['average']} averages the last {given['average']} step "
+                f"checkpoints, but --keep-checkpoints {given['keep_checkpoints']} keeps fewer: "
+                f"drop --keep-checkpoints or raise it to {given['average']}"
+            )
     for flag in ("prefix_lm", "layers"):
         if getattr(args, flag) and (args.arch or "encoder-decoder") != "decoder-only":
             raise UsageError(f"--{flag.replace('_', '-')} applies to --arch decoder-only only")

@@ -268,3 +268,74 @@ def _unknown_arguments(parser: argparse.ArgumentParser, extras: list[str]) -> st
         parts.append(f"{name} (did you mean {guess}?)" if guess else name)
     word = "argument" if len(parts) == 1 else "arguments"
     return f"unrecognized {word}: {', '.join(parts)}"
+
+
+def _final_bleu(args, model, tokenizer, pairs, summary: dict) -> str | None:
+    """Greedy BLEU of the trained model on ``--final-bleu``'s split, into ``summary``.
+
+    Returns None, or the signal ("SIGINT"/"SIGTERM") that interrupted it; then
+    ``summary`` says so instead of holding a score.
+    """
+    from .evaluation import evaluate_pairs
+
+    split = args.final_bleu
+    model.eval()
+    label = None if args.no_progress else f"{split} BLEU (greedy)"
+    try:
+        with _sigterm_raises():
+            result = evaluate_pairs(model, tokenizer, pairs, 1, progress=label)
+    except (KeyboardInterrupt, _Terminated) as exc:
+        name = "SIGINT" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
+        summary["final_bleu"] = f"interrupted ({name}) before the {split} BLEU was complete"
+        return name
+    print(f"{split} greedy BLEU = {result.bleu:.2f}  chrF = {result.chrf:.2f}")
+    summary[f"{split}_bleu_greedy"] = round(result.bleu, 2)
+    summary[f"{split}_chrf_greedy"] = round(result.chrf, 2)
+    return None
+
+
+def _report_run(trainer, log, session: tuple[float, int, int, float]) -> None:
+    """The one-line summary of a finished session; ``session`` is (start time, step,
+    tokens seen, elapsed seconds) when it began."""
+    started, step0, tokens0, elapsed0 = session
+    wall = time.perf_counter() - started
+    speeds = [e["tokens_per_s"] for e in log if "tokens_per_s" in e and e["step"] > step0]
+    vals = [e for e in log if "val_loss" in e]
+    if speeds:
+        speed = f"median {sorted(speeds)[len(speeds) // 2]:,.0f} tokens/s"
+    else:  # fewer steps than --log-every: the session's mean instead
+        seconds = trainer.elapsed_s - elapsed0
+        tokens = (trainer.tokens_seen - tokens0) * trainer.world
+        speed = f"{tokens / seconds:,.0f} tokens/s" if seconds > 0 and tokens else "no steps"
+    text = (
+        f"done: step {trainer.step}, {wall / 60:.1f} min this run "
+        f"({trainer.elapsed_s / 60:.1f} min in total, {trainer.cpu_s / 60:.1f} CPU-min), "
+        f"{speed}"
+    )
+    if vals:
+        text += f", val_loss {vals[-1]['val_loss']:.3f} (ppl {vals[-1]['val_ppl']:.2f})"
+    print(text, flush=True)
+
+
+def _average_at_end(out: Path, k: int, summary: dict):
+    """Average the run's last ``k`` step checkpoints into ``out/averaged.pt`` (§6.1).
+
+    Returns the averaged model (to score), or None when fewer than two checkpoints exist.
+    """
+    from .checkpoints import average_checkpoints, load_model
+    from .training import step_checkpoints
+
+    paths = step_checkpoints(out)[-k:]
+    if len(paths) < 2:
+        print(f"note: {out} holds {len(paths)} step checkpoint(s), so nothing was averaged")
+        return None
+    target = out / "averaged.pt"
+    average_checkpoints(paths, target)
+    steps = [int(p.stem.split("-")[1]) for p in paths]
+    print(
+        f"averaged the last {len(paths)} checkpoints (steps {steps[0]:,}-{steps[-1]:,}) into "
+        f"{target} (§6.1): the model to use",
+        flush=True,
+    )
+    summary["averaged"] = {"file": target.name, "steps": steps}
+    return load_model(target)[0]

@@ -5,9 +5,16 @@ batches) is made for runs of hours on eight GPUs. A reader's run on a laptop or 
 lasts minutes, and there the same ingredients are wasteful: the step^-0.5 decay leaves the
 learning rate high when the budget ends, and large batches mean few steps. So
 ``python -m transformer_lib train`` chooses the batch size, the schedule, the warm-up and
-its peak from the budget (``--max-steps``, ``--cpu-minutes`` or ``--minutes``), prints what
-it chose and why, and records the choice in the checkpoint. Every value stays a flag
-(``--max-tokens``, ``--schedule``, ``--warmup``, ``--lr-factor``) that overrides the choice.
+its peak, and whether to average checkpoints, from the budget (``--max-steps``,
+``--cpu-minutes`` or ``--minutes``), prints what it chose and why, and records the choice
+in the checkpoint. Every value stays a flag (``--max-tokens``, ``--schedule``,
+``--warmup``, ``--lr-factor``, ``--average``) that overrides the choice.
+
+* **Short budgets** (up to 30 minutes or 6,000 steps): batches of 1,024 padded tokens, a
+  linear schedule (§5.3's warm-up to the shipped model's peak, then a straight line to
+  zero when the budget runs out), no averaging.
+* **Long budgets**: the shipped model's recipe, the paper's schedule with a 400-step
+  warm-up and 2,048-token batches, and the last 5 checkpoints averaged (§6.1).
 
 The recipes were chosen by ``benchmarks/quality_per_minute.py --sweep`` on the validation
 split and checked against a plain ``torch.nn.Transformer`` training loop on the test split
@@ -20,10 +27,17 @@ from dataclasses import asdict, dataclass
 
 from .objectives import noam_lr
 
-__all__ = ["RECIPE_KEYS", "Recipe", "choose_recipe", "describe", "describe_budget"]
+__all__ = [
+    "RECIPE_KEYS",
+    "Recipe",
+    "checkpoint_spacing",
+    "choose_recipe",
+    "describe",
+    "describe_budget",
+]
 
 #: The settings a recipe chooses; each has a flag of the same name that overrides it.
-RECIPE_KEYS = ("max_tokens", "schedule", "warmup", "lr_factor")
+RECIPE_KEYS = ("max_tokens", "schedule", "warmup", "lr_factor", "average")
 
 #: Up to this many CPU-minutes (or steps, or wall-clock minutes) a run counts as short.
 SHORT_CPU_MINUTES = 30.0
@@ -32,9 +46,13 @@ SHORT_STEPS = 6000
 #: at d_model 128), which measured best among the candidates (benchmarks/README.md).
 SHORT_PEAK_LR = (128 * 400) ** -0.5
 #: Steps per CPU-second of the tiny preset with 1,024-token batches on one core of the
-#: book's 2-core machine (measured: 1,745 steps in 297 CPU-seconds); used only to guess
-#: how many steps a time budget allows, to keep the warm-up short in very short runs.
+#: book's 2-core machine (measured: 1,745 steps in 297 CPU-seconds), about half that with
+#: 2,048-token batches. Used only to guess how many steps a time budget allows: to keep the
+#: warm-up short in very short runs and to space the checkpoints that are averaged.
 STEPS_PER_CPU_SECOND = 6.0
+#: Checkpoints averaged at the end of a long run (§6.1 averages the last 5) and how much of
+#: the run they span: one every 1/28 of the run, as in the shipped run (250 of 7,000 steps).
+AVERAGE_LAST, AVERAGE_SPACING = 5, 1 / 28
 
 
 @dataclass(frozen=True)
@@ -46,6 +64,9 @@ class Recipe:
         schedule: ``"noam"`` (§5.3) or ``"linear"`` (:func:`~.objectives.linear_decay_lr`).
         warmup: Warm-up steps.
         lr_factor: Scale of the peak, ``lr_factor · (d_model · warmup)^-0.5``.
+        average: Average the last this many step checkpoints into ``averaged.pt`` at the
+            end (§6.1); 0 = no averaging.
+        checkpoint_every: Steps between the checkpoints to average (used when averaging).
         name: A short name for the log ("short budget", ...).
         why: One sentence: why this recipe for this budget.
     """
@@ -54,6 +75,8 @@ class Recipe:
     schedule: str
     warmup: int
     lr_factor: float
+    average: int
+    checkpoint_every: int | None
     name: str
     why: str
 
@@ -91,14 +114,23 @@ def _is_short(max_steps: int | None, minutes: float | None, cpu_minutes: float |
     return any(limits)
 
 
-def _short_warmup(max_steps: int | None, minutes: float | None, cpu_minutes: float | None) -> int:
-    """400 steps, or a quarter of the run when it is expected to have fewer than 1,600."""
-    expected = [max_steps] if max_steps is not None else []
-    for budget in (minutes, cpu_minutes):
-        if budget is not None:
-            expected.append(budget * 60 * STEPS_PER_CPU_SECOND)
-    planned = min(expected)
-    return 400 if planned >= 1600 else max(10, round(planned / 4))
+def _planned_steps(
+    max_steps: int | None, minutes: float | None, cpu_minutes: float | None, max_tokens: int
+) -> float:
+    """The steps the budget allows: exact for ``max_steps``, a guess for a time budget."""
+    per_second = STEPS_PER_CPU_SECOND * 1024 / max_tokens
+    expected = [float(max_steps)] if max_steps is not None else []
+    expected += [b * 60 * per_second for b in (minutes, cpu_minutes) if b is not None]
+    return min(expected) if expected else float("inf")
+
+
+def checkpoint_spacing(
+    max_steps: int | None, minutes: float | None, cpu_minutes: float | None, max_tokens: int
+) -> int | None:
+    """Steps between the checkpoints to average: 1/28 of the run the budget allows (the
+    shipped run: 250 of 7,000 steps), so that the last 5 span its final seventh."""
+    planned = _planned_steps(max_steps, minutes, cpu_minutes, max_tokens)
+    return None if planned == float("inf") else max(1, round(planned * AVERAGE_SPACING))
 
 
 def choose_recipe(
@@ -123,27 +155,33 @@ def choose_recipe(
         A :class:`Recipe`.
     """
     per_sequence = 2 if arch == "decoder-only" else 1
-    if preset != "tiny":
-        return Recipe(
-            2048 * per_sequence, "noam", 4000, 1.0, "the paper's",
-            f"the {preset} preset is the paper's size, so the paper's schedule (§5.3): Noam "
-            "with 4,000 warm-up steps; give --max-tokens for your hardware",
-        )  # fmt: skip
-    if _is_short(max_steps, minutes, cpu_minutes):
-        warmup = _short_warmup(max_steps, minutes, cpu_minutes)
+    if preset == "tiny" and _is_short(max_steps, minutes, cpu_minutes):
+        planned = _planned_steps(max_steps, minutes, cpu_minutes, 1024)
+        # 400 steps, or a quarter of a run expected to have fewer than 1,600.
+        warmup = 400 if planned >= 1600 else max(10, round(planned / 4))
         # Keep the peak at SHORT_PEAK_LR whatever the warm-up: factor · (d · w)^-0.5.
         factor = round(SHORT_PEAK_LR * (d_model * warmup) ** 0.5, 4)
+        every = checkpoint_spacing(max_steps, minutes, cpu_minutes, 1024 * per_sequence)
         return Recipe(
-            1024 * per_sequence, "linear", warmup, factor, "short budget",
+            1024 * per_sequence, "linear", warmup, factor, 0, every, "short budget",
             "in a short run more, smaller steps and a rate that falls to zero at the end "
             "of the budget train a better model than the paper's schedule, and averaging "
             "checkpoints adds little once the rate ends at zero (measured in "
             "benchmarks/README.md)",
         )  # fmt: skip
+    max_tokens = 2048 * per_sequence
+    every = checkpoint_spacing(max_steps, minutes, cpu_minutes, max_tokens)
+    if preset != "tiny":
+        return Recipe(
+            max_tokens, "noam", 4000, 1.0, AVERAGE_LAST, every, "the paper's",
+            f"the {preset} preset is the paper's size, so the paper's schedule (§5.3, Noam "
+            "with 4,000 warm-up steps) and its averaging of the last 5 checkpoints (§6.1); "
+            "give --max-tokens for your hardware",
+        )  # fmt: skip
     return Recipe(
-        2048 * per_sequence, "noam", 400, 1.0, "long budget",
-        "the shipped model's recipe: for a run this long, keep the last checkpoints "
-        "(--checkpoint-every, --keep-checkpoints 5) and average them (§6.1)",
+        max_tokens, "noam", 400, 1.0, AVERAGE_LAST, every, "long budget",
+        "the shipped model's recipe, which reached its test BLEU in about 40 CPU-minutes "
+        "this way: the paper's schedule, and the last 5 checkpoints averaged (§6.1)",
     )  # fmt: skip
 
 
@@ -156,10 +194,15 @@ def describe(recipe: Recipe, d_model: int, given: dict, budget: str) -> str:
         if values["schedule"] == "linear"
         else "then decaying as step^-0.5 (Noam, §5.3)"
     )
+    average = (
+        f"the last {values['average']} checkpoints averaged into averaged.pt"
+        if values["average"]
+        else "no checkpoint averaging"
+    )
     text = (
         f"recipe for {budget} ({recipe.name}): batches of {values['max_tokens']:,} padded "
         f"tokens; {values['schedule']} schedule, warm-up {values['warmup']:,} steps to a "
-        f"peak of {peak:.1e}, {shape}. Why: {recipe.why}."
+        f"peak of {peak:.1e}, {shape}; {average}. Why: {recipe.why}."
     )
     if given:
         flags = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in given.items())
