@@ -143,3 +143,12 @@ def test_average_needs_enough_kept_checkpoints(tmp_path, capsys):
     code, _ = _train(tmp_path, "--average", "5", "--keep-checkpoints", "2")
     assert code == 2
     assert "--average 5 averages the last 5 step checkpoints" in capsys.readouterr().err
+
+
+def test_trainer_settings_build_a_training_config():
+    from transformer_lib.pipeline.training import TrainingConfig
+
+    short = TrainingConfig(**choose_recipe(cpu_minutes=5).trainer_settings(), cpu_minutes=5)
+    assert (short.schedule, short.max_tokens, short.keep_checkpoints) == ("linear", 1024, 0)
+    long = TrainingConfig(**choose_recipe(max_steps=7000).trainer_settings(), max_steps=7000)
+    assert (long.schedule, long.keep_checkpoints, long.checkpoint_every) == ("noam", 5, 250)

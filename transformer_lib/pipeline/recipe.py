@@ -84,6 +84,15 @@ class Recipe:
         """The chosen values of :data:`RECIPE_KEYS`."""
         return {k: getattr(self, k) for k in RECIPE_KEYS}
 
+    def trainer_settings(self) -> dict:
+        """Keyword arguments of :class:`~.training.TrainingConfig` for this recipe (the
+        averaging itself is a separate step after training: :func:`~.checkpoints.
+        average_checkpoints` of the kept step checkpoints)."""
+        settings = {k: getattr(self, k) for k in RECIPE_KEYS if k != "average"}
+        if self.average:
+            settings.update(keep_checkpoints=self.average, checkpoint_every=self.checkpoint_every)
+        return settings
+
     def to_dict(self) -> dict:
         return asdict(self)
 

@@ -427,16 +427,17 @@ def plot_quality_per_minute(
     if not rows:
         raise ValueError(f"{func}: no rows to draw (run benchmarks/quality_per_minute.py).")
     fig, ax = _figure_and_axes(ax, (7.2, 4.4))
+    # (key, legend, colour, marker, line style, where its values are written)
     sides = (
-        ("library", "transformer_lib train, its defaults", OKABE_ITO[0], "o", "-"),
-        ("plain", "plain nn.Transformer loop", OKABE_ITO[1], "s", "--"),
+        ("library", "transformer_lib train, its defaults", OKABE_ITO[0], "o", "-", (0, 7)),
+        ("plain", "plain nn.Transformer loop", OKABE_ITO[1], "s", "--", (0, -15)),
     )
-    for key, label, colour, marker, style in sides:
+    for key, label, colour, marker, style, offset in sides:
         points = sorted((float(r[key]["cpu_minutes"]), float(r[key]["bleu"])) for r in rows)
         x, y = zip(*points)
         ax.plot(x, y, style, marker=marker, color=colour, label=label, linewidth=1.8)
         for xi, yi in points:
-            ax.annotate(f"{yi:.1f}", (xi, yi), textcoords="offset points", xytext=(0, 7),
+            ax.annotate(f"{yi:.1f}", (xi, yi), textcoords="offset points", xytext=offset,
                         ha="center", fontsize=9, color=colour)  # fmt: skip
     if shipped is not None:
         label = shipped.get("label", "shipped")
