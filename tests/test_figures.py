@@ -55,6 +55,7 @@ from transformer_lib.views.style import _styled, _to_numpy  # noqa: E402
 from transformer_lib.views.training_curves import (  # noqa: E402
     plot_label_smoothing,
     plot_lr_schedule,
+    plot_quality_per_minute,
     plot_training_log,
 )
 
@@ -154,6 +155,16 @@ CASES = {
     ),
     "training_log": lambda: plot_training_log(
         [{"step": s, "loss": 5 / s, "lr": 1e-3} for s in range(1, 11)]
+    ),
+    "quality_per_minute": lambda: plot_quality_per_minute(
+        [
+            {
+                "library": {"cpu_minutes": b, "bleu": 40 + b / 2},
+                "plain": {"cpu_minutes": b, "bleu": 35 + b / 2},
+            }
+            for b in (5, 10, 20)
+        ],
+        {"cpu_minutes": 40, "bleu": 52, "label": "shipped"},
     ),
     "dot_product_variance": lambda: plot_dot_product_variance([1, 4, 16], [1.1, 3.9, 16.5]),
     "softmax_saturation": lambda: plot_softmax_saturation([1, 4, 16], n_samples=50),

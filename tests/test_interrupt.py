@@ -310,6 +310,7 @@ def test_sigkill_then_ctrl_c_then_resume(tmp_path):
 
 RUN_SETTINGS = [
     "--max-tokens", "256", "--eval-every", "2", "--warmup", "7", "--seed", "3",
+    "--schedule", "noam",
     "--snapshot-at", "0,3", "--log-every", "1", "--keep-checkpoints", "2",
     "--checkpoint-every", "1",
 ]  # fmt: skip

@@ -147,7 +147,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "budget) (default: chosen from the budget)",
     )
     t.add_argument(
-        "--lr-factor", type=float, help="scale of the peak rate, §5.3 (default: from the budget)"
+        "--lr-factor",
+        type=float,
+        help="scale of the peak rate, §5.3 (default: from the budget; 1 with --warmup)",
     )
     t.add_argument("--warmup", type=int, help="warm-up steps (default: chosen from the budget)")
 
@@ -402,6 +404,8 @@ def _train(args: argparse.Namespace, out: Path) -> int:
             cpu_minutes=args.cpu_minutes,
         )  # fmt: skip
         given = {k: getattr(args, k) for k in RECIPE_KEYS if k in explicit}
+        if "warmup" in given and "lr_factor" not in given:
+            given["lr_factor"] = 1.0  # a warm-up of one's own: Eq. 3 as the paper has it
         run.update({**recipe.settings(), **given})
         run["recipe"] = {"chosen": recipe.to_dict(), "given": given}
         if run["average"]:  # keep enough step checkpoints, spaced over the end of the run
