@@ -7,6 +7,7 @@ licence beside it. This one file knows that layout and is used in two ways.
 1. As a script, to re-vendor (needs ``npm`` and access to the npm registry)::
 
        python scripts/vendor_js.py           # download the pinned versions below
+       python scripts/vendor_js.py --only axe-core   # just one package (others kept)
        python scripts/vendor_js.py --check   # verify the committed files against MANIFEST.json
 
    Bump a version in ``PACKAGES``, run the script, rebuild the book (``make book``) and run
@@ -23,6 +24,10 @@ licence beside it. This one file knows that layout and is used in two ways.
      attribute ``data-live-translate``), and that script loads the heavy files
      (onnxruntime-web, the model) itself; those pages also get an empty favicon, so that
      no ``/favicon.ico`` request fails;
+   * fixes names and roles that the theme and the bibliography get wrong for screen
+     readers (hidden-cell toggles, bibliography entries), and lets a figure shrink to a
+     narrow column only as far as its smallest text stays readable (its box scrolls
+     beyond that);
    * adds ``FontAwesomeConfig`` to every page, so the theme's FontAwesome nests its SVG
      inside ``<i>`` icons instead of replacing them (which otherwise breaks
      ``widgets.Play``);
@@ -32,12 +37,13 @@ licence beside it. This one file knows that layout and is used in two ways.
    * sets ``TRANSFORMER_BOOK_STATIC=1`` (unless already set) for the notebook kernels the
      build starts, so ``transformer_lib.views.explorers`` builds its precomputed, kernel-free
      explorers;
+   * leaves the test-only packages (axe-core, for the browser tests) out of the built book;
    * removes the sphinx-thebe configuration snippet, which Jupyter Book emits twice
      (``Identifier 'THEBE_JS_URL' has already been declared``); the book launches
      notebooks on Colab, not Thebe/Binder.
 
-   Editing this file makes the next build write every page again (its hash is the
-   extension's ``env_version``).
+   Editing this file (or ``transformer_lib/views/explorers/frames.py``) makes the next build
+   write every page again (their hash is the extension's ``env_version``).
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -99,6 +106,8 @@ class Package:
     licence_fallback: tuple[str, str] | None = None
     # Destination files stored gzip-compressed, as ``<name>.gz`` (large binaries).
     gzipped: tuple[str, ...] = ()
+    # A tool for the tests only: never added to a page, and left out of the built book.
+    test_only: bool = False
 
 
 PACKAGES = [
@@ -174,7 +183,17 @@ PACKAGES = [
         spec="@huggingface/tokenizers@0.2.0",
         files={"dist/tokenizers.min.cjs": "tokenizers.min.cjs"},
     ),
+    Package(
+        name="axe-core",
+        # The accessibility checker of the browser tests (tests/browser/test_access.py),
+        # which inject it into each page they open; the book's pages never load it.
+        spec="axe-core@4.14.1",
+        files={"axe.min.js": "axe.min.js", "LICENSE-3RD-PARTY.txt": "LICENSE-3RD-PARTY.txt"},
+        test_only=True,
+    ),
 ]
+
+TEST_ONLY = [pkg.name for pkg in PACKAGES if pkg.test_only]
 
 
 # --------------------------------------------------------------------------------------
@@ -202,8 +221,17 @@ def _strip_source_map(data: bytes) -> bytes:
     return b"\n".join(line for line in lines if not line.startswith(b"//# sourceMappingURL="))
 
 
-def vendor(packages: list[Package] = PACKAGES) -> dict:
-    """Download every package and rewrite ``_static/vendor``; return the manifest."""
+def vendor(packages: list[Package] = PACKAGES, only: list[str] | None = None) -> dict:
+    """Download every package and rewrite ``_static/vendor``; return the manifest.
+
+    ``only`` (package names) re-vendors just those packages: their folders and manifest
+    entries are replaced, everything else is kept as it is.
+    """
+    if only:
+        unknown = sorted(set(only) - {pkg.name for pkg in packages})
+        if unknown:
+            raise SystemExit(f"unknown package(s) {', '.join(unknown)}: see PACKAGES")
+        packages = [pkg for pkg in packages if pkg.name in only]
     manifest: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
@@ -245,6 +273,16 @@ def vendor(packages: list[Package] = PACKAGES) -> dict:
                 for p in sorted(pkg_dir.rglob("*"))
                 if p.is_file()
             }
+        if only:
+            kept = json.loads((VENDOR / "MANIFEST.json").read_text())
+            order = [pkg.name for pkg in PACKAGES]
+            merged = {**kept, **manifest}
+            manifest = {name: merged[name] for name in sorted(merged, key=order.index)}
+            for name in only:
+                shutil.rmtree(VENDOR / name, ignore_errors=True)
+                shutil.copytree(staged / name, VENDOR / name)
+            (VENDOR / "MANIFEST.json").write_text(json.dumps(manifest, indent=1) + "\n")
+            return manifest
         (staged / "MANIFEST.json").write_text(json.dumps(manifest, indent=1) + "\n")
         shutil.rmtree(VENDOR, ignore_errors=True)
         shutil.copytree(staged, VENDOR)
@@ -270,6 +308,9 @@ def check(vendor_dir: Path = VENDOR) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="only verify the vendored files")
+    parser.add_argument(
+        "--only", nargs="+", metavar="NAME", help="re-vendor only these packages (folder names)"
+    )
     args = parser.parse_args(argv)
     if args.check:
         problems = check()
@@ -278,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("npm") is None:
         print("npm is needed to re-vendor (apt-get install npm)", file=sys.stderr)
         return 1
-    manifest = vendor()
+    manifest = vendor(only=args.only)
     total = sum(p.stat().st_size for p in VENDOR.rglob("*") if p.is_file())
     for name, entry in manifest.items():
         print(f"{name:14s} {entry['npm']:40s} {len(entry['files']):3d} files")
@@ -374,6 +415,8 @@ def _adjust_page_scripts(app, pagename, templatename, context, doctree) -> None:
             setup = _require_config(folder) + "\n" + MATHJAX2_SHIM
             scripts.insert(i + 1, _JavaScript(None, body=setup, priority=script.priority))
             break
+    if context.get("body"):
+        context["body"] = _accessible_body(app, context["body"])
     if LIVE_MARKER in (context.get("body") or ""):
         # async: it starts loading the model before the page's deferred scripts have run.
         scripts.append(_JavaScript(f"_static/{LIVE_SCRIPT}", **{"async": "async"}))
@@ -381,17 +424,68 @@ def _adjust_page_scripts(app, pagename, templatename, context, doctree) -> None:
         context["metatags"] = (context.get("metatags") or "") + EMPTY_FAVICON
 
 
+# myst-nb names the folds of hidden cells "Toggle hidden content" whatever they show
+# ("Show code cell source", or the cell's own label): a screen reader should say what a
+# sighted reader sees.
+TOGGLE_NAME = ('<summary aria-label="Toggle hidden content">', "<summary>")
+# The bibliography's entries use a role that ARIA 1.2 deprecates; in their list they are
+# list items.
+BIBLIOENTRY_ROLE = ('role="doc-biblioentry"', 'role="listitem"')
+IMG_TAG = re.compile(r"<img\b[^>]*>")
+
+
+def _accessible_body(app, body: str) -> str:
+    """The page body with names and roles fixed and every figure kept readable."""
+    body = body.replace(*TOGGLE_NAME).replace(*BIBLIOENTRY_ROLE)
+    return IMG_TAG.sub(lambda m: _readable_image(app, m.group(0)), body)
+
+
+def _readable_image(app, tag: str) -> str:
+    """An ``<img>`` of a figure that may shrink to fit a narrow column only down to the
+    width at which its smallest text is 9 CSS px; below that, its box scrolls sideways.
+
+    The text size comes from the PNG itself (``transformer_lib.views.text_size``); an
+    image with a size of its own (``style``/``width``) or without a record is left alone.
+    """
+    src = re.search(r'\ssrc="([^"]+\.png)"', tag)
+    if not src or re.search(r"\s(style|width)=", tag):
+        return tag
+    sources = getattr(app.builder, "_readable_sources", None)
+    if sources is None or len(sources) != len(app.builder.images):
+        sources = {dest: source for source, dest in app.builder.images.items()}
+        app.builder._readable_sources = sources
+    source = sources.get(src.group(1).rsplit("/", 1)[-1])
+    if source is None:
+        return tag
+    from transformer_lib.views.explorers.frames import readable_width
+
+    width = readable_width(Path(app.srcdir, source).read_bytes())
+    if width is None:
+        return tag
+    return tag.replace("<img ", f'<img style="max-width: max(100%, {width}px)" ', 1)
+
+
 # Read by transformer_lib.views.explorers.static_mode() in the kernels that execute the chapters.
 STATIC_ENV_VAR = "TRANSFORMER_BOOK_STATIC"
+
+
+def _remove_test_tools(app, exception) -> None:
+    """Leave the test-only packages (axe-core) out of the built book: no page uses them."""
+    if exception is None and app.builder.format == "html":
+        for name in TEST_ONLY:
+            shutil.rmtree(Path(app.outdir) / "_static" / VENDOR_URL / name, ignore_errors=True)
 
 
 def setup(app):
     os.environ.setdefault(STATIC_ENV_VAR, "1")
     app.connect("config-inited", _drop_vendored_assets, priority=900)
+    app.connect("build-finished", _remove_test_tools)
     app.connect("html-page-context", _adjust_page_scripts, priority=900)
     app.add_js_file(None, body=FONTAWESOME_CONFIG, priority=100)
-    # Pages embed these scripts: when they change, every page must be written again.
-    digest = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    # Pages embed these scripts and the figure widths computed with frames.readable_width:
+    # when either changes, every page must be written again.
+    sources = [Path(__file__), ROOT / "transformer_lib" / "views" / "explorers" / "frames.py"]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources if p.is_file())).hexdigest()
     return {
         "env_version": int(digest[:8], 16),
         "parallel_read_safe": True,
