@@ -178,25 +178,79 @@
         meta.max_len + ". It is not cut off silently: split it into shorter sentences " +
         "(the model was trained on sentences of a few dozen tokens at most).");
     }
-    var unk = ids.indexOf(meta.unk_id) < 0 ? 0 : this.unknownShare(text);
-    var warning = null;
-    if (unk > meta.unknown_share_warning) {
-      warning = "This sentence is mostly characters the model has never seen (" +
-        Math.round(100 * unk) + "% of them become <unk>): it knows only English in Latin " +
-        "script, so its translation will be meaningless.";
-    }
-    return { ids: ids, tokens: ids.map(this.token, this), warning: warning, unknownShare: unk };
+    var unknown = ids.indexOf(meta.unk_id) < 0 ? [] : this.unknownCharacters(text);
+    var unk = unknown.length ? this.unknownShare(text) : 0;
+    return {
+      ids: ids, tokens: ids.map(this.token, this), unknownShare: unk, unknown: unknown,
+      warning: inputWarning(text, unknown, unk, meta.unknown_share_warning),
+    };
   };
+
+  /* Grapheme clusters (a letter with its accents, an emoji sequence), or code points. */
+  function clusters(text) {
+    if (typeof Intl !== "undefined" && Intl.Segmenter) {
+      return Array.from(new Intl.Segmenter(undefined, { granularity: "grapheme" })
+        .segment(text), function (g) { return g.segment; });
+    }
+    return Array.from(text);
+  }
+
+  /* As Python's tokenizer.unknown_characters: the distinct characters (code points, no
+   * white space) that become <unk>, in order of appearance. Each character cluster is
+   * tokenized on its own (the tokenizer library gives no character offsets). */
+  Engine.prototype.unknownCharacters = function (text) {
+    var unkId = this.meta.unk_id, tokenizer = this.tokenizer, seen = new Set(), out = [];
+    clusters(text).forEach(function (part) {
+      if (!part.trim()) { return; }
+      if (tokenizer.encode(part, { add_special_tokens: false }).ids.indexOf(unkId) < 0) {
+        return;
+      }
+      Array.from(part).forEach(function (ch) {
+        if (!/\s/.test(ch) && !seen.has(ch)) { seen.add(ch); out.push(ch); }
+      });
+    });
+    return out;
+  };
+
+  function codePoint(ch) {
+    return "U+" + ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
+  }
+
+  /* The characters, each as itself and its code point, at most `limit` of them. */
+  function nameCharacters(chars, limit) {
+    limit = limit || 3;
+    var named = chars.slice(0, limit).map(function (ch) {
+      return "\u201c" + ch + "\u201d (" + codePoint(ch) + ")";
+    }).join(", ");
+    return named + (chars.length > limit ? " and " + (chars.length - limit) + " more" : "");
+  }
+
+  /* The rule of Python's tokenizer.input_warning: any character that becomes <unk>, named;
+   * or no letter at all. null when the input is fine. */
+  function inputWarning(text, unknown, share, mostly) {
+    if (unknown.length) {
+      var n = unknown.length;
+      return "This sentence has " + n + " character" + (n > 1 ? "s" : "") + " the model " +
+        "has never seen, which become" + (n > 1 ? "" : "s") + " <unk>: " +
+        nameCharacters(unknown) + " (" + Math.round(100 * share) + "% of the sentence). " +
+        "The model knows only English in Latin script, " + (share > mostly
+          ? "so its translation will be meaningless."
+          : "so the translation drops or garbles that part.");
+    }
+    if (!/\p{L}/u.test(text)) {
+      return "This input has no letter, only punctuation, digits or symbols: there are no " +
+        "words to translate, so the output is a guess.";
+    }
+    return null;
+  }
+  api.inputWarning = inputWarning;
 
   /* As Python's Tokenizer.unknown_share: the share of the non-space characters (code
    * points) that become <unk>. Each character cluster is tokenized on its own. */
   Engine.prototype.unknownShare = function (text) {
     var unkId = this.meta.unk_id, tokenizer = this.tokenizer;
     var count = function (s) { return Array.from(s.replace(/ /g, "")).length; };
-    var parts = typeof Intl !== "undefined" && Intl.Segmenter
-      ? Array.from(new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text),
-        function (g) { return g.segment; })
-      : Array.from(text);
+    var parts = clusters(text);
     var unknown = 0;
     parts.forEach(function (part) {
       if (count(part) && tokenizer.encode(part, { add_special_tokens: false }).ids
@@ -363,6 +417,24 @@
     ctx.restore();
   }
 
+  function spoken(token) { return token.replace(/\u2581/g, "") || token; } // no "▁" marks
+
+  /* The map in words: for each query token the key it attends to most (averaged over the
+   * heads shown), e.g. "Die → The, Kinder → children". */
+  function strongest(data, layer, heads, H, Tq, Tk, rows, cols) {
+    var pairs = [];
+    for (var i = 0; i < Tq; i++) {
+      var best = 0, bestValue = -1;
+      for (var j = 0; j < Tk; j++) {
+        var v = 0;
+        heads.forEach(function (h) { v += data[((layer * H + h) * Tq + i) * Tk + j]; });
+        if (v > bestValue) { bestValue = v; best = j; }
+      }
+      pairs.push(spoken(rows[i]) + " \u2192 " + spoken(cols[best]));
+    }
+    return "each row's strongest weight: " + pairs.join(", ");
+  }
+
   function colourBar() {
     var bar = el("div", "lt-colourbar");
     var ramp = el("span", "lt-ramp");
@@ -379,10 +451,11 @@
     return e;
   }
 
-  function select(testid, label, options) {
+  function select(testid, label, options, name) {
     var wrap = el("label", "lt-control", label + " ");
     var s = el("select");
     s.setAttribute("data-testid", testid);
+    s.setAttribute("aria-label", name);
     options.forEach(function (o) {
       var opt = el("option", null, o[1]);
       opt.value = String(o[0]);
@@ -422,9 +495,17 @@
       e.preventDefault();
       self.run("submit");
     });
+    // What a screen reader hears after each translation (the visible lines below are not
+    // live regions themselves: the reader hears one message, not three).
+    this.announcer = el("div", "visually-hidden lt-announcer");
+    this.announcer.setAttribute("role", "status");
+    this.announcer.setAttribute("aria-live", "polite");
+    this.announcer.setAttribute("aria-atomic", "true");
+    this.announcer.setAttribute("data-testid", "live-translate-announcer");
     this.status = el("div", "lt-status", "Loading the model into your browser…");
-    this.status.setAttribute("role", "status");
+    this.status.id = "lt-status-" + Math.random().toString(36).slice(2, 10);
     this.status.setAttribute("data-testid", "live-translate-status");
+    this.input.setAttribute("aria-describedby", this.status.id);
     var out = el("div", "lt-output-row");
     this.output = el("output", "lt-output");
     this.output.setAttribute("data-testid", "live-translate-output");
@@ -432,15 +513,16 @@
     this.baselineNote = el("div", "lt-baseline");
     this.baselineNote.setAttribute("data-testid", "live-translate-baseline");
     out.append(el("span", "lt-label", "German: "), this.output);
-    root.append(form, this.status, out, this.baselineNote);
+    root.append(form, this.status, out, this.baselineNote, this.announcer);
 
     this.controls = el("div", "lt-controls");
     this.kind = select("live-attention-kind", "attention", KINDS.map(function (k) {
       return [k.key, k.label];
-    }));
+    }), "attention shown in the maps (kind)");
     this.kind.select.value = "cross";
-    this.layer = select("live-attention-layer", "layer", [[0, "0"]]);
-    this.head = select("live-attention-head", "head", [["all", "all heads"]]);
+    this.layer = select("live-attention-layer", "layer", [[0, "0"]], "layer shown in the maps");
+    this.head = select("live-attention-head", "head", [["all", "all heads"]],
+      "head shown in the maps");
     this.controls.append(this.kind.wrap, this.layer.wrap, this.head.wrap, colourBar());
     [this.kind, this.layer, this.head].forEach(function (c) {
       c.select.addEventListener("change", function () {
@@ -454,6 +536,14 @@
     this.switches = el("details", "lt-switches");
     if (root.getAttribute("data-switches") !== "closed") { this.switches.open = true; }
     root.append(this.controls, this.figure, this.switches);
+    // A phone turned sideways, or a window resized: the maps are drawn for the new width.
+    var width = root.clientWidth, timer = null;
+    window.addEventListener("resize", function () {
+      clearTimeout(timer);
+      timer = setTimeout(function () {
+        if (root.clientWidth !== width) { width = root.clientWidth; self.draw(); }
+      }, 150);
+    });
   };
 
   Box.prototype.fillLayers = function () {
@@ -499,7 +589,8 @@
           box.setAttribute("data-kind", kind.key);
           box.setAttribute("data-layer", String(layer));
           box.setAttribute("data-head", String(h));
-          box.setAttribute("aria-label", kind.label + ", layer " + layer + ", head " + h);
+          box.setAttribute("aria-label", kind.label + ", layer " + layer + ", head " + h +
+            " switched on");
           box.addEventListener("change", self.onSwitch.bind(self, box));
           cell.append(box);
           row.append(cell);
@@ -536,6 +627,13 @@
     });
   };
 
+  Box.prototype.announce = function (text) {
+    // Emptied first, so that the same message twice is announced twice.
+    var region = this.announcer;
+    region.textContent = "";
+    setTimeout(function () { region.textContent = text.trim(); }, 50);
+  };
+
   Box.prototype.setStatus = function (text, kind) {
     this.status.textContent = text;
     this.status.className = "lt-status" + (kind ? " lt-" + kind : "");
@@ -564,6 +662,9 @@
       this.baselineNote.textContent = off.length ? off.length + " head" +
         (off.length > 1 ? "s" : "") + " off. With every head on: " + baseline : "";
       this.draw();
+      this.announce("German: " + (result.text || "(empty)") + ". " +
+        (off.length ? this.baselineNote.textContent + " " : "") +
+        (result.source.warning || ""));
       if (result.source.warning) {
         this.setStatus(result.source.warning, "warning");
       } else {
@@ -586,6 +687,7 @@
       } else {
         this.setStatus("The translation failed: " + (err && err.message || err), "error");
       }
+      this.announce("No translation. " + this.status.textContent);
     } finally {
       if (ticket === this.ticket) { this.root.setAttribute("data-runs", String(ticket)); }
     }
@@ -608,8 +710,9 @@
     this.figure.textContent = "";
     this.figure.classList.toggle("lt-grid", heads.length > 1);
     var label = KINDS.filter(function (k) { return k.key === kind; })[0].label;
-    this.figure.setAttribute("aria-label", label + ", layer " + layer + ": " +
-      (heads.length > 1 ? "all heads" : "head " + heads[0]));
+    this.figure.setAttribute("aria-label", label + ", layer " + layer + ", " +
+      (heads.length > 1 ? "all heads" : "head " + heads[0]) + ": " +
+      strongest(t.data, layer, heads, H, Tq, Tk, rows, cols));
     this.figure.setAttribute("data-kind", kind);
     this.figure.setAttribute("data-layer", String(layer));
     this.figure.setAttribute("data-head", head);
@@ -648,6 +751,7 @@
         box.setStatus("The in-browser model could not be loaded (" + api.loadError + "). " +
           "Rebuild the book with `make book`, or open the chapter's notebook in Jupyter " +
           "or Colab to translate with Python.", "error");
+        box.announce(box.status.textContent);
         box.root.setAttribute("data-load-error", "true");
       });
     });
