@@ -150,7 +150,7 @@ def test_readable_width_keeps_the_smallest_text_at_nine_pixels():
     png = encode_png(np.zeros((50, 600, 3), dtype=np.uint8), palette=False)
     assert readable_width(png) is None  # no record: nothing known
     assert readable_width(with_text_size(png, [])) is None  # no text
-    assert readable_width(with_text_size(png, [12.0, 15.0])) == 450  # 600 * 9 / 12
+    assert readable_width(with_text_size(png, [12.0, 15.0])) == 451  # 600 * 9 / 12, + 1
     assert readable_width(with_text_size(png, [8.0])) == 600  # never wider than drawn
     assert readable_width(with_text_size(png, [10.0]), min_text_px=12) == 600
 

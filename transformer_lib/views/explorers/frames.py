@@ -267,7 +267,8 @@ def readable_width(png: bytes, min_text_px: float = MIN_TEXT_PX) -> int | None:
     if smallest is None or not math.isfinite(smallest) or smallest <= 0:
         return None
     width = int.from_bytes(png[16:20], "big")  # IHDR: the image's width in pixels
-    return min(width, math.ceil(width * min_text_px / smallest))
+    # One pixel to spare: a layout that rounds the width down keeps the text at the size.
+    return min(width, math.ceil(width * min_text_px / smallest) + 1)
 
 
 def count_slider(values: Sequence[int], value: int, description: str, static: bool, **kw: Any):

@@ -110,6 +110,18 @@ def parameter_breakdown(config) -> dict[str, int]:
     return counts
 
 
+def _describe_counts(config, name: str) -> str:
+    """One frame in words: the total and the largest part."""
+    parts = parameter_breakdown(config)
+    largest = max(parts, key=parts.get)
+    total = sum(parts.values())
+    sharing = "shared" if config.share_embeddings else "separate"
+    return (
+        f"{name}, {sharing} embeddings: {total / 1e6:.1f} million parameters, the largest "
+        f"part {largest} ({parts[largest] / total:.0%})"
+    )
+
+
 def _config(d_model: int, n_heads: int, d_ff: int, layers: int, vocab: int, shared: bool):
     from ...components.config import TransformerConfig
 
@@ -237,6 +249,7 @@ def parameter_explorer(*, static: bool | None = None):
             alt="Horizontal bars of the parameter count of each part of the model "
             "(embeddings, attention, feed-forward, layer norms, output) in millions, with "
             "each part's share of the total, for the chosen configuration.",
+            describe=lambda i, j: _describe_counts(*configs[i][j]),
         )
     d_model = widgets.Dropdown(options=[128, 256, 512, 768, 1024], value=512, description="d_model")
     heads = widgets.Dropdown(options=[1, 2, 4, 8, 16, 32], value=8, description="heads")

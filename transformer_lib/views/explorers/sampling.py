@@ -229,7 +229,7 @@ def sampling_explorer(
             options=["all" if k is None else str(k) for k in ks],
             index=0,
             description="top-k",
-            tooltip="sample only from the k most likely tokens (0: all)",
+            tooltip="sample only from the k most likely tokens",
             style={"button_width": "64px"},
         )
         layout = _OneLayout()
