@@ -27,10 +27,10 @@ def tags(cell: dict) -> list[str]:
     return cell.get("metadata", {}).get("tags", [])
 
 
-def test_thirteen_chapters_in_toc_order():
+def test_fourteen_chapters_in_toc_order():
     toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
     names = [p.stem for p in CHAPTERS]
-    assert len(names) == 13
+    assert len(names) == 14
     positions = [toc.index(f"chapters/{n}") for n in names]
     assert positions == sorted(positions), "chapter numbers must follow _toc.yml order"
 

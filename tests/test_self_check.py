@@ -364,7 +364,7 @@ CHAPTERS_WITHOUT_SELF_CHECK_YET = {
         "10_decoding_and_evaluation",
         "11_inside_the_trained_model",
         "12_decoder_only",
-        "13_where_next",
+        "14_where_next",
     )
 }
 _END_MATTER = {"Bibliography", "References"}

@@ -78,7 +78,7 @@ PAGES_WITH_GENERIC_FOLD_LABELS = {
         "10_decoding_and_evaluation",
         "11_inside_the_trained_model",
         "12_decoder_only",
-        "13_where_next",
+        "14_where_next",
     )
 }
 

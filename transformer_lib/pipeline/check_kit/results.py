@@ -204,7 +204,7 @@ class CheckReport(Sequence):
         esc = html.escape
         head = "".join(
             f'<th style="text-align:left;padding:2px 8px">{h}</th>'
-            for h in ("", "check", "what it checks", "measured", "tolerance", "finding")
+            for h in ("", "check: what it checks", "measured (tolerance)", "finding")
         )
         rows = []
         for r in self.results:
@@ -216,12 +216,14 @@ class CheckReport(Sequence):
             if r.causes:
                 items = "".join(f"<li>{esc(c.text)}</li>" for c in r.causes)
                 finding += f'<ul style="margin:2px 0 0 1em;padding:0">{items}</ul>'
+            measured = esc(r.measured_text())
+            if r.tolerance and not r.skipped:
+                measured += f"<br><small>({esc(r.tolerance)})</small>"
             cells = [
                 badge,
-                f"<code>{esc(r.name)}</code>",
-                esc(r.title),
-                esc(r.measured_text()),
-                esc(r.tolerance if not r.skipped else ""),
+                f'<code style="white-space:nowrap">{esc(r.name)}</code><br>'
+                f"<small>{esc(r.title)}</small>",
+                measured,
                 finding,
             ]
             rows.append(
