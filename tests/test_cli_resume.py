@@ -202,7 +202,7 @@ def test_resume_accepts_the_runs_own_values(run_copy, flags, monkeypatch):
     [
         (["--dropout", "0.3"], "which used 0.2"),
         (["--amp"], "which used no --amp"),
-        (["--warmup", "9"], "which used 400"),
+        (["--warmup", "9"], "which used 10"),  # the budget recipe's shortest warm-up
         (["--checkpoint-every", "5"], "which used none (the default)"),
         (["--preset", "base"], "which used tiny"),
     ],

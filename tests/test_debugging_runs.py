@@ -138,6 +138,9 @@ def test_the_bugs_that_cheat_lower_the_training_loss_but_not_bleu(runs):
 @pytest.mark.parametrize("name", [script.HEALTHY, "causal_mask_off_by_one"])
 def test_the_stored_losses_come_from_this_code(stored, runs, name):
     """Re-train the first logged steps of a run: the same mean loss as the stored curve."""
+    made_with = stored["settings"]["torch"]
+    if torch.__version__.split("+")[0] != made_with.split("+")[0]:
+        pytest.skip(f"the runs were made with torch {made_with}; float results differ by version")
     every = stored["settings"]["log_every"]
     trainer = script.train(name, steps=every)
     (first,) = [e for e in trainer.log if "loss" in e]
