@@ -205,7 +205,9 @@ _STB_CSS = (
     ".stb-quiz .stb-figures{display:flex;flex-wrap:wrap;gap:.8em;margin:0 0 .8em}"
     ".stb-quiz figure.stb-figure{margin:0;flex:0 1 auto;min-width:0;max-width:100%}"
     ".stb-quiz .stb-figure img{display:block;max-width:100%;height:auto}"
-    ".stb-quiz figcaption{font-size:.9em;margin-top:.2em;overflow-wrap:anywhere}"
+    # The theme greys figure captions for its own background; the quiz sits on a light
+    # panel in the dark theme too, so its captions take the quiz's text colour.
+    ".stb-quiz figcaption{font-size:.9em;margin-top:.2em;overflow-wrap:anywhere;color:inherit}"
 )
 
 
