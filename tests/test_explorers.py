@@ -712,9 +712,15 @@ def test_bpe_static(monkeypatch):
     assert "one merge at a time" not in header
     n_merges = bpe_merges.BpeReplay().n_merges
     assert f"stops at 3 of the {n_merges + 1:,} stages" in header
-    assert box.controls["sentence"].disabled
+    assert "sentence" not in box.controls  # no box that cannot be typed into
+
+    def texts(w):
+        found = [w] if isinstance(w, widgets.Text) else []
+        return found + [t for c in getattr(w, "children", ()) for t in texts(c)]
+
+    assert not texts(box)
     notes = [c.value for c in box.children if isinstance(c, widgets.HTML)]
-    assert any(explorers.KERNEL_NOTE in n for n in notes)
+    assert any(bpe_merges.OWN_SENTENCE_NOTE in n for n in notes)
 
 
 def test_bpe_live_redraws_and_explains_empty_input():

@@ -6,7 +6,6 @@ import json
 from collections.abc import Sequence
 
 from .frames import (
-    KERNEL_NOTE,
     InputProblem,
     book_style,
     figure_to_png,
@@ -90,6 +89,13 @@ class BpeReplay:
             text = backend.normalizer.normalize_str(text)
         words = backend.pre_tokenizer.pre_tokenize_str(text)
         return [tok for word, _ in words for tok in self._word(word, m)]
+
+
+#: The static page's note in place of the text box.
+OWN_SENTENCE_NOTE = (
+    "To split a sentence of your own, open this chapter in Colab (rocket button at the "
+    "top) or Jupyter: the live explorer has a text box"
+)
 
 
 def _plain(text: str) -> str:
@@ -202,8 +208,8 @@ def bpe_merges_explorer(
 
     Returns:
         The explorer. Static: a merges slider over 0, 25, 100, 250, 500, 1,000, 2,000 and
-        all merges (8 frames); the text box is disabled. Live: any number of merges and a
-        text box for your own sentence.
+        all merges (8 frames), with a note that a live notebook takes your own sentence
+        (no text box). Live: any number of merges and a text box for your own sentence.
     """
     widgets = load_ipywidgets()
     replay = BpeReplay(tokenizer)
@@ -226,19 +232,19 @@ def bpe_merges_explorer(
             continuous_update=True,
             layout=widgets.Layout(width="460px"),
         )
-        text.disabled = True
-        text.placeholder = "your own sentence (needs a live kernel)"
+        # No text box on a page without a kernel: a box that cannot be typed into only
+        # says "not here"; the note says where one can.
         frames = [figure_to_png(_bpe_figure(replay, sentences, m)) for m in counts]
         return static_explorer(
             title,
             f"The slider stops at {len(counts)} of the {replay.n_merges + 1:,} stages: from "
             f"single characters (0 merges) to the book's tokenizer (all {replay.n_merges:,} "
             "merges). A live notebook steps through every merge.",
-            [merges, text],
-            {"merges": merges, "sentence": text},
+            [merges],
+            {"merges": merges},
             [merges],
             frames,
-            note=KERNEL_NOTE,
+            note=OWN_SENTENCE_NOTE,
             alt="Four sentences split into tokens after the chosen number of merges, one "
             "box per token, with the token count of each sentence.",
         )
