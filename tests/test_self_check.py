@@ -359,7 +359,6 @@ CHAPTERS_WITHOUT_SELF_CHECK_YET = {
         "06_masks",
         "07_feed_forward_and_layer_norm",
         "08_encoder_decoder",
-        "14_where_next",
     )
 }
 _END_MATTER = {"Bibliography", "References"}

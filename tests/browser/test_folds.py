@@ -73,7 +73,6 @@ PAGES_WITH_GENERIC_FOLD_LABELS = {
         "06_masks",
         "07_feed_forward_and_layer_norm",
         "08_encoder_decoder",
-        "14_where_next",
     )
 }
 
