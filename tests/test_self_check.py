@@ -355,7 +355,6 @@ def test_a_notebook_kernel_outputs_the_same_html(tmp_path):
 CHAPTERS_WITHOUT_SELF_CHECK_YET = {
     f"chapters/{name}"
     for name in (
-        "08_encoder_decoder",
     )
 }
 _END_MATTER = {"Bibliography", "References"}

@@ -69,7 +69,6 @@ PAGE_TIMEOUT_MS = 120_000
 PAGES_WITH_GENERIC_FOLD_LABELS = {
     f"chapters/{name}"
     for name in (
-        "08_encoder_decoder",
     )
 }
 
