@@ -21,6 +21,7 @@ __all__ = ["PASSED", "FAILED", "SKIPPED", "Cause", "CheckReport", "CheckResult"]
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 _LABEL = {PASSED: "PASS", FAILED: "FAIL", SKIPPED: "SKIP"}
+_CELL = "vertical-align:top;padding:2px 8px;overflow-wrap:anywhere"
 _COLOUR = {PASSED: "#1a7f37", FAILED: "#cf222e", SKIPPED: "#6e7781"}
 
 
@@ -226,15 +227,12 @@ class CheckReport(Sequence):
                 measured,
                 finding,
             ]
-            rows.append(
-                "<tr>"
-                + "".join(f'<td style="vertical-align:top;padding:2px 8px">{c}</td>' for c in cells)
-                + "</tr>"
-            )
+            rows.append("<tr>" + "".join(f'<td style="{_CELL}">{c}</td>' for c in cells) + "</tr>")
         return (
             f'<div class="check-kit-report"><p><b>Check kit report: {esc(self.model)}</b> '
             f"— {esc(self.summary())}</p>"
-            f'<table style="border-collapse:collapse;font-size:0.9em"><thead><tr>{head}</tr>'
+            f'<table style="border-collapse:collapse;font-size:0.9em;width:100%">'
+            f"<thead><tr>{head}</tr>"
             f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
         )
 
