@@ -1,9 +1,12 @@
 """Fixtures that open the built book in headless Chromium, served from 127.0.0.1 only.
 
-Every page listed in ``_toc.yml`` is loaded once per test session; what the browser
-reported (console messages, uncaught errors, every request, failed responses) is kept
-for the tests in ``test_pages.py``. A full-page screenshot of each page is saved under
-``_build/screenshots/``.
+Every page listed in ``_toc.yml`` is loaded once per test session at desktop width
+(``visit``, 1280 x 900) and once on a phone (``phone_visit``, 390 x 844, touch, a mobile
+viewport; the tablet checks resize that page to 768 x 1024); what the browser reported
+(console messages, uncaught errors, every request, failed responses) is kept for the
+tests in ``test_pages.py``. A full-page screenshot of each page is saved under
+``_build/screenshots/`` (``phone/`` for the phone). Helpers shared by the test files
+(axe-core, viewports, measurements) are in ``page_checks.py``.
 
 Needs ``make book`` first (``make test`` does it) and Debian's ``chromium`` at
 ``/usr/bin/chromium`` (``CHROMIUM`` overrides the path). ``BOOK_DIR`` points the tests at
@@ -28,6 +31,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from book_pages import BOOK_DIR, HTML_DIR, toc_pages  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from page_checks import DESKTOP, PHONE, SCREENSHOTS  # noqa: E402
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
@@ -38,8 +44,13 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # The session keeps every page open, most of them in background tabs: run their timers
+    # and rendering as a reader's foreground tab would.
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-renderer-backgrounding",
 ]
-SCREENSHOTS = BOOK_DIR / "_build" / "screenshots"
+
 LOCAL_HOST = "127.0.0.1"
 # Schemes that never leave the page.
 LOCAL_SCHEMES = {"data", "blob", "about", "javascript"}
@@ -101,36 +112,61 @@ def book_server():
 
 
 @pytest.fixture(scope="session")
-def browser_context(book_server):
-    """A headless Chromium with a fresh profile; requests to other hosts are blocked."""
+def playwright_driver(book_server):
+    """The session's one Playwright (a process can run only one sync Playwright)."""
     from playwright.sync_api import sync_playwright
 
-    profile = tempfile.mkdtemp(prefix="book-chromium-")
     with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            profile,
-            executable_path=CHROMIUM,
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1280, "height": 900},
-            service_workers="block",
-        )
+        yield pw
 
-        def guard(route):
-            # Recorded by the page listeners below; aborting keeps the tests offline
-            # even on a machine that has a network.
-            if _is_local(route.request.url):
-                route.continue_()
-            else:
-                route.abort()
 
-        context.route("**/*", guard)
-        context.add_init_script(CANVAS_TEXT_RECORDER)
-        try:
-            yield context
-        finally:
-            context.close()
-            shutil.rmtree(profile, ignore_errors=True)
+def _guard(route):
+    # Recorded by the page listeners below; aborting keeps the tests offline even on a
+    # machine that has a network.
+    if _is_local(route.request.url):
+        route.continue_()
+    else:
+        route.abort()
+
+
+@pytest.fixture(scope="session")
+def browser_context(playwright_driver):
+    """A headless Chromium with a fresh profile; requests to other hosts are blocked."""
+    profile = tempfile.mkdtemp(prefix="book-chromium-")
+    context = playwright_driver.chromium.launch_persistent_context(
+        profile,
+        executable_path=CHROMIUM,
+        args=CHROMIUM_ARGS,
+        headless=True,
+        viewport=DESKTOP,
+        service_workers="block",
+    )
+    context.route("**/*", _guard)
+    context.add_init_script(CANVAS_TEXT_RECORDER)
+    try:
+        yield context
+    finally:
+        context.close()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def phone_context(playwright_driver):
+    """A phone: 390 x 844 CSS pixels, a mobile viewport and a touch screen (Chromium's
+    device emulation), in a browser of its own; other hosts blocked as above."""
+    browser = playwright_driver.chromium.launch(
+        executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+    )
+    context = browser.new_context(
+        viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1
+    )
+    context.route("**/*", _guard)
+    context.add_init_script(CANVAS_TEXT_RECORDER)
+    try:
+        yield context
+    finally:
+        context.close()
+        browser.close()
 
 
 # Canvas text cannot be measured after it is drawn: record the size of every string a
@@ -182,18 +218,15 @@ class PageVisit:
         return [url for url in self.requests if not _is_local(url)]
 
 
-_visits: dict[str, PageVisit] = {}
-
-
-@pytest.fixture(scope="session")
-def visit(browser_context, book_server):
-    """``visit(name)`` loads the page of a ``_toc.yml`` entry once and returns a PageVisit."""
+def _visitor(context, server: str, shots: Path, visits: dict[str, PageVisit]):
+    """``visit(name)``: the page of a ``_toc.yml`` entry, loaded once in ``context``."""
 
     def _visit(name: str) -> PageVisit:
-        if name in _visits:
-            return _visits[name]
-        page = browser_context.new_page()
-        result = PageVisit(name=name, url=f"{book_server}/{name}.html", page=page)
+        if name in visits:
+            visits[name].page.bring_to_front()  # as a reader would see it: in front
+            return visits[name]
+        page = context.new_page()
+        result = PageVisit(name=name, url=f"{server}/{name}.html", page=page)
         page.on("console", lambda m: result.console.append((m.type, m.text)))
         page.on("pageerror", lambda e: result.errors.append(f"uncaught: {e}"))
         page.on("request", lambda r: result.requests.append(r.url))
@@ -204,18 +237,36 @@ def visit(browser_context, book_server):
                 result.failures.append(f"{r.url}: HTTP {r.status}") if r.status >= 400 else None
             ),
         )
+        # A shared, busy machine can take long to load a page with hundreds of frames.
+        page.set_default_timeout(90_000)
         page.goto(result.url, wait_until="load")
         _settle(page)
-        shot = SCREENSHOTS / f"{name}.png"
+        shot = shots / f"{name}.png"
         shot.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(shot), full_page=True)
-        _visits[name] = result
+        page.screenshot(path=str(shot), full_page=True, scale="css")
+        visits[name] = result
         return result
 
-    yield _visit
-    for v in _visits.values():
+    return _visit
+
+
+@pytest.fixture(scope="session")
+def visit(browser_context, book_server):
+    """``visit(name)`` loads the page of a ``_toc.yml`` entry once (1280 x 900) and returns
+    a PageVisit."""
+    visits: dict[str, PageVisit] = {}
+    yield _visitor(browser_context, book_server, SCREENSHOTS, visits)
+    for v in visits.values():
         v.page.close()
-    _visits.clear()
+
+
+@pytest.fixture(scope="session")
+def phone_visit(phone_context, book_server):
+    """``phone_visit(name)``: the page loaded once on the phone (390 x 844, touch)."""
+    visits: dict[str, PageVisit] = {}
+    yield _visitor(phone_context, book_server, SCREENSHOTS / "phone", visits)
+    for v in visits.values():
+        v.page.close()
 
 
 def _settle(page) -> None:
@@ -229,7 +280,7 @@ def _settle(page) -> None:
     )
     if page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
         # The widget manager renders after the load event.
-        page.wait_for_selector(".jupyter-widgets", state="attached", timeout=15_000)
+        page.wait_for_selector(".jupyter-widgets", state="attached", timeout=60_000)
     page.wait_for_load_state("networkidle")
     page.wait_for_timeout(300)
 

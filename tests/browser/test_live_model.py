@@ -396,6 +396,107 @@ def test_bad_input_is_explained(intro, translator):
     assert page.get_attribute(STATUS, "data-state") == "ok"
 
 
+ANNOUNCER = '[data-testid="live-translate-announcer"]'
+FOCUS_RING = """e => { const s = getComputedStyle(e);
+  return (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2)
+    || /\\d+px/.test(s.boxShadow); }"""
+
+
+def _unknown_by_offsets(tokenizer, text: str) -> list[str]:
+    """The characters of ``text`` under an <unk> token (the tokenizer's own offsets)."""
+    from transformer_lib.pipeline.tokenizer import UNK_ID
+
+    enc = tokenizer.backend.encode(text, add_special_tokens=False)
+    found: dict[str, None] = {}
+    for i, (a, b) in zip(enc.ids, enc.offsets):
+        if i == UNK_ID:
+            found.update((ch, None) for ch in text[a:b] if not ch.isspace())
+    return list(found)
+
+
+def test_unusable_characters_are_named(intro, translator):
+    """Any character that becomes <unk> is named (itself and its code point), and an
+    input with no letter is flagged; both as a warning the screen reader hears."""
+    page = intro.page
+    intro.translate("I like 🍕 very much.")
+    status = page.inner_text(STATUS)
+    assert page.get_attribute(STATUS, "data-state") == "warning"
+    assert "🍕" in status and "U+1F355" in status and "<unk>" in status
+    assert "drops or garbles" in status  # one character of many: not "meaningless"
+    page.wait_for_function(
+        "sel => document.querySelector(sel).textContent.includes('U+1F355')", arg=ANNOUNCER
+    )
+    assert page.inner_text(ANNOUNCER).startswith("German: ")
+    intro.translate("?!... 42")
+    assert page.get_attribute(STATUS, "data-state") == "warning"
+    assert "no letter" in page.inner_text(STATUS)
+    intro.translate("Tom is lazy.")
+    assert page.get_attribute(STATUS, "data-state") == "ok"
+    texts = [
+        "I like 🍕 very much.",
+        "Tom mag 寿司 sehr.",
+        "Привет, Tom!",
+        "Tom is lazy.",
+        "naïve café",
+        "½ cup of ☕",
+        "?!...",
+    ]
+    got = page.evaluate(
+        """async texts => { const e = await window.liveTranslate.ready;
+            return texts.map(t => e.unknownCharacters(t)); }""",
+        texts,
+    )
+    tok = translator.tokenizer
+    for text, chars in zip(texts, got):
+        assert chars == _unknown_by_offsets(tok, text), text
+    from transformer_lib.pipeline import tokenizer as tokenizer_module
+
+    same_rule = getattr(tokenizer_module, "unknown_characters", None)
+    if same_rule is not None:  # the library's own function, where it has one
+        assert got == [same_rule(tok, t) for t in texts]
+
+
+def test_keyboard_alone_translates_announces_and_switches_heads(intro):
+    page = intro.page
+    page.locator(INPUT).focus()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("The children are playing in the garden.")
+    intro.act(lambda: page.keyboard.press("Enter"))
+    output = page.inner_text(OUTPUT)
+    page.wait_for_function(
+        "([sel, text]) => document.querySelector(sel).textContent === 'German: ' + text + '.'",
+        arg=[ANNOUNCER, output],
+    )
+    order = []
+    for _ in range(8):  # Translate, the three menus, the switches' summary, a switch
+        page.keyboard.press("Tab")
+        focused = page.evaluate_handle("() => document.activeElement")
+        order.append(focused.evaluate("e => e.dataset.testid || e.tagName.toLowerCase()"))
+        assert focused.evaluate(FOCUS_RING), f"no visible focus on {order[-1]}"
+        if order[-1] == "live-attention-kind":
+            page.keyboard.press("ArrowUp")  # cross -> decoder self-attention
+            assert page.get_attribute(FIGURE, "data-kind") == "decoder"
+        if order[-1] == "summary" and not focused.evaluate("e => e.parentElement.open"):
+            page.keyboard.press("Enter")  # unfold the switches
+            assert focused.evaluate("e => e.parentElement.open")
+        if order[-1] == "live-head-switch":
+            intro.act(lambda: page.keyboard.press("Space"))
+            page.wait_for_function(
+                "sel => document.querySelector(sel).textContent.includes('1 head off')",
+                arg=ANNOUNCER,
+            )
+            intro.act(lambda: page.keyboard.press("Space"))
+            break
+    assert order[:4] == [
+        "live-translate-button",
+        "live-attention-kind",
+        "live-attention-layer",
+        "live-attention-head",
+    ], order
+    assert "live-head-switch" in order, order
+    assert page.locator(FIGURE).get_attribute("aria-label").count("\u2192") >= 1
+
+
 def test_page_api_matches_pytorch_on_the_test_split(intro, expected, expected_float32):
     """Every test sentence through window.liveTranslate (tokenizer, model, detokenizer)."""
     if intro.scheme != "http":

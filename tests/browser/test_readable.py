@@ -11,72 +11,18 @@
   inside it. Collapsed cells (hidden inputs, solutions) are opened first: a reader can
   open them too.
 * **Alt text.** Every image says what it shows; an explorer's frames carry its hidden
-  description (``_static/explorer-alt.js``).
+  descriptions, what every frame shows and what each one shows (``_static/explorer-alt.js``).
+
+Phones and tablets are checked in ``test_screens.py``, screen readers, keyboards and dark
+mode in ``test_access.py`` and ``test_keyboard.py``.
 """
 
 from __future__ import annotations
 
 import pytest
+from page_checks import ARTICLE, IMAGE_TEXT_SIZES, MIN_TEXT_PX, SVG_AND_CANVAS_TEXT
 
 pytestmark = pytest.mark.browser
-
-MIN_TEXT_PX = 9.0
-ARTICLE = "main .bd-article"
-
-# Returns, for each visible image of the article, its source, its natural width and the
-# width at which it is shown, and the text size recorded in its PNG (read in the page:
-# blob: and data: sources are readable only there).
-IMAGE_TEXT_SIZES = """async (article) => {
-  const key = "smallest-text-px";
-  async function recorded(src) {
-    const bytes = new Uint8Array(await (await fetch(src)).arrayBuffer());
-    const view = new DataView(bytes.buffer);
-    if (view.getUint32(0) !== 0x89504e47) return "not a PNG";
-    for (let at = 8; at + 8 <= bytes.length; ) {
-      const length = view.getUint32(at);
-      const kind = String.fromCharCode(...bytes.slice(at + 4, at + 8));
-      if (kind === "IDAT") break;
-      if (kind === "tEXt") {
-        const text = new TextDecoder("latin1").decode(bytes.slice(at + 8, at + 8 + length));
-        const [name, value] = text.split("\\0");
-        if (name === key) return value;
-      }
-      at += 12 + length;
-    }
-    return null;
-  }
-  const out = [];
-  for (const img of article.querySelectorAll("img")) {
-    const box = img.getBoundingClientRect();
-    if (!img.offsetParent || box.width === 0) continue;
-    const src = img.currentSrc || img.src;
-    out.push({
-      src: img.getAttribute("src").slice(0, 80),
-      alt: img.getAttribute("alt"),
-      natural: img.naturalWidth,
-      shown: box.width,
-      recorded: await recorded(src),
-    });
-  }
-  return out;
-}"""
-
-SVG_AND_CANVAS_TEXT = """(article) => {
-  const out = [];
-  for (const text of article.querySelectorAll("svg text")) {
-    if (!text.textContent.trim() || !text.getClientRects().length) continue;
-    const m = text.getScreenCTM();
-    const px = parseFloat(getComputedStyle(text).fontSize) * Math.hypot(m.a, m.b);
-    out.push({what: "svg text " + JSON.stringify(text.textContent.trim().slice(0, 30)), px});
-  }
-  const sizes = window.__canvasTextPx || new Map();
-  for (const canvas of article.querySelectorAll("canvas")) {
-    const shown = canvas.getBoundingClientRect().width;
-    if (!shown || !sizes.has(canvas)) continue;
-    out.push({what: "canvas", px: sizes.get(canvas) * shown / canvas.width});
-  }
-  return out;
-}"""
 
 # Elements that must stay inside the article: what scrolls sideways or reaches past it.
 OVERFLOW = """(article) => {

@@ -1,0 +1,101 @@
+"""Every page for readers with a screen reader or a keyboard, and in dark mode.
+
+* **axe-core** (``_static/vendor/axe-core``, injected by the tests) finds no violation of
+  any impact of the WCAG 2.1 A and AA rules on any page, at 1280 px and on the phone
+  (390 px, touch).
+* **Dark mode.** The book offers the theme's dark mode. Figures, explorers and attention
+  views keep the light background they are drawn for (the colours of their maps and lines
+  carry meaning): in dark mode they sit on light panels with dark text. In dark mode every
+  page passes axe-core's colour-contrast rule, every explorer, attention view and
+  translator box is light with dark text, and screenshots of each are saved under
+  ``_build/screenshots/dark/`` for a person to look at.
+"""
+
+from __future__ import annotations
+
+import pytest
+from page_checks import SCREENSHOTS, axe
+
+pytestmark = pytest.mark.browser
+
+#: What must stay light in dark mode: the explorers, bertviz views, translator boxes.
+PANELS = ".transformer-explorer, .bertviz, [data-live-translate]"
+DARK_SHOTS_PER_PAGE = 4
+
+
+def _report(violations: list[dict]) -> str:
+    lines = []
+    for v in violations:
+        lines.append(f"{v['id']} ({v['impact']}, {len(v['nodes'])} nodes): {v['help']}")
+        lines += [f"    {n}" for n in v["nodes"][:4]]
+    return "\n  " + "\n  ".join(lines)
+
+
+def _translators_done(page) -> None:
+    if page.locator("[data-live-translate]").count():
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('[data-live-translate]')].every("
+            "b => b.hasAttribute('data-runs') || b.hasAttribute('data-load-error'))",
+            timeout=60_000,
+        )
+
+
+def test_axe_finds_nothing_at_desktop_width(visit, page_name):
+    page = visit(page_name).page
+    _translators_done(page)
+    violations = axe(page)
+    assert not violations, f"{page_name} at 1280 px:" + _report(violations)
+
+
+def test_axe_finds_nothing_on_a_phone(phone_visit, page_name):
+    page = phone_visit(page_name).page
+    _translators_done(page)
+    violations = axe(page)
+    assert not violations, f"{page_name} at 390 px:" + _report(violations)
+
+
+# Luminance of the panel's background and of its text (WCAG's relative luminance).
+PANEL_COLOURS = """(selector) => {
+  function rgb(s) { const m = s.match(/[\\d.]+/g) || []; return m.slice(0, 4).map(Number); }
+  function lum([r, g, b]) {
+    const f = c => (c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  }
+  function background(el) {
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c.length === 3 || c[3] > 0.5) return c;
+    }
+    return [255, 255, 255];
+  }
+  return [...document.querySelectorAll(selector)].filter(e => e.getClientRects().length)
+    .map(e => ({
+      what: (e.className && String(e.className).split(" ").find(c => c !== "lm-Widget"))
+        || e.tagName.toLowerCase(),
+      background: lum(background(e)),
+      text: lum(rgb(getComputedStyle(e).color)),
+    }));
+}"""
+
+
+def test_dark_mode_keeps_figures_explorers_and_views_readable(visit, page_name):
+    page = visit(page_name).page
+    _translators_done(page)
+    page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; }")
+    try:
+        page.wait_for_timeout(150)
+        contrast = axe(page, rules=["color-contrast"])
+        panels = page.evaluate(PANEL_COLOURS, PANELS)
+        dark_panels = [p["what"] for p in panels if p["background"] < 0.6 or p["text"] > 0.2]
+        shots = page.locator(PANELS)
+        folder = SCREENSHOTS / "dark"
+        folder.mkdir(parents=True, exist_ok=True)
+        for i in range(min(shots.count(), DARK_SHOTS_PER_PAGE)):
+            if shots.nth(i).is_visible():
+                name = f"{page_name.replace('/', '_')}-{i}.png"
+                shots.nth(i).screenshot(path=str(folder / name), scale="css")
+    finally:
+        page.evaluate("() => { document.documentElement.dataset.theme = 'light'; }")
+        page.wait_for_timeout(50)
+    assert not contrast, f"{page_name} in dark mode:" + _report(contrast)
+    assert not dark_panels, f"{page_name}: panels not light in dark mode: {dark_panels}"
