@@ -102,6 +102,11 @@ def load_training_snapshots(path: str | os.PathLike | None = None) -> list[dict[
     return sorted(records, key=lambda r: r["step"])
 
 
+def _layer_name(layer: int, n_layers: int) -> str:
+    """A layer as the book numbers it, from 0: "1 (the last)", "0"."""
+    return f"{layer} (the last)" if layer == n_layers - 1 else f"{layer}"
+
+
 def check_snapshots(records: Any, where: str = "snapshots") -> None:
     """Raise ``ValueError`` unless ``records`` are snapshot records of one set of sentences."""
     if not isinstance(records, list) or not records:
@@ -284,7 +289,7 @@ def _grid_figure(chosen, steps, layer, n_layers, n_heads, ncols, max_rows, title
     if title is None:
         title = (
             f"“{chosen[0]['source']}”: cross-attention over training\n"
-            f"decoder layer {layer + 1} of {n_layers}, mean of {n_heads} heads"
+            f"decoder layer {_layer_name(layer, n_layers)}, mean of {n_heads} heads"
         )
     fig.suptitle(title)
     return fig
@@ -346,7 +351,10 @@ def _frame_figure(
         im, _, _ = _draw_panel(ax, s, layer, max_rows, "")
         ax.set_ylabel(_Y_LABEL, loc="top")  # from the map's top down: short maps stay clear
         fig.colorbar(im, cax=cax, label="attention weight")
-        kind = f"cross-attention, decoder layer {layer + 1} of {n_layers}, mean of {n_heads} heads"
+        kind = (
+            f"cross-attention, decoder layer {_layer_name(layer, n_layers)}, "
+            f"mean of {n_heads} heads"
+        )
         lines = [
             (f"Training step {record['step']:,}", 12, "bold", "black"),
             (f"greedy translation: “{_short(s['translation'], 66)}”", 11, "normal", "black"),
