@@ -207,6 +207,21 @@ def test_markup_escapes_html_and_keeps_code_literal():
     assert "<code>x&lt;y</code>" in html and "$5" in html and "No &amp; never" in html
 
 
+def test_markdown_emphasis_is_rendered_and_a_literal_star_kept():
+    q = Question(
+        "Is a *cat* on the **mat**, is 2 * 3 = 6, and what is `a*b*`, or \\*this\\*?",
+        choices=[
+            Choice("Yes", correct=True, why="Half *cat*, half *mat*."),
+            Choice("No", why="No."),
+        ],
+    )
+    html = self_check([q, *_questions()[1:], _questions()[0]])._repr_html_()
+    assert "a <em>cat</em> on the <strong>mat</strong>" in html
+    assert "2 * 3 = 6" in html and "<code>a*b*</code>" in html
+    assert "or *this*?" in html and "Half <em>cat</em>, half <em>mat</em>." in html
+    assert "*cat*" not in html
+
+
 @pytest.mark.parametrize(
     "tex, tag",
     [

@@ -61,6 +61,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -398,14 +399,31 @@ _SCRIPT = """(function () {
 # --- Inline markup: `code` and $math$ -----------------------------------------------------
 
 
+_STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+_EM = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
+_LITERAL_STAR = "\x00"
+
+
+def _plain_html(text: str) -> str:
+    """Escaped text with Markdown's ``**strong**`` and ``*emphasis*``."""
+    escaped = html.escape(text)
+    escaped = _STRONG.sub(r"<strong>\1</strong>", escaped)
+    escaped = _EM.sub(r"<em>\1</em>", escaped)
+    return escaped.replace(_LITERAL_STAR, "*")
+
+
 def _inline_html(text: str) -> str:
-    """HTML for a text with `` `code` `` spans and ``$math$`` (TeX subset -> MathML)."""
+    """HTML for a text with `` `code` `` spans, ``$math$`` (TeX subset -> MathML) and
+    ``*emphasis*`` (``\\*`` for a literal asterisk)."""
     out: list[str] = []
     plain: list[str] = []
     i, n = 0, len(text)
     while i < n:
         ch = text[i]
-        if ch == "\\" and i + 1 < n and text[i + 1] in "$`":
+        if ch == "\\" and i + 1 < n and text[i + 1] == "*":
+            plain.append(_LITERAL_STAR)
+            i += 2
+        elif ch == "\\" and i + 1 < n and text[i + 1] in "$`":
             plain.append(text[i + 1])
             i += 2
         elif ch in "`$":
@@ -421,12 +439,12 @@ def _inline_html(text: str) -> str:
                 raise ValueError(
                     f"empty {'code span' if ch == '`' else 'math'} in {_excerpt(text, 70)}"
                 )
-            out.append(html.escape("".join(plain)))
+            out.append(_plain_html("".join(plain)))
             plain = []
             out.append(f"<code>{html.escape(body)}</code>" if ch == "`" else tex_to_mathml(body))
             i = end + 1
         else:
             plain.append(ch)
             i += 1
-    out.append(html.escape("".join(plain)))
+    out.append(_plain_html("".join(plain)))
     return "".join(out)
