@@ -192,8 +192,8 @@ def label_smoothing_pads(kit: Kit) -> CheckResult:
     needs=("lr_schedule",),
 )
 def noam_peak(kit: Kit) -> CheckResult:
-    """The schedule over three warm-ups: its peak step and height, the linear warm-up at
-    warmup/2 and the step^-0.5 decay at 4·warmup."""
+    """The schedule at every step of three warm-ups: its peak step and height, the linear
+    warm-up at warmup/2 and the step^-0.5 decay at 4·warmup."""
     a = kit.adapter
     title = noam_peak.check_title
     if not a.warmup:
@@ -201,7 +201,7 @@ def noam_peak(kit: Kit) -> CheckResult:
         return result("noam_peak", title, False, {}, "", finding, [NOAM_EXPONENTS])
     w = int(a.warmup)
     lr = {s: float(a.lr_schedule(s)) for s in {1, w // 2, w - 1, w, w + 1, 4 * w}}
-    scan = {s: float(a.lr_schedule(s)) for s in range(1, 3 * w + 1, max(1, w // 20))}
+    scan = {s: float(a.lr_schedule(s)) for s in range(1, 3 * w + 1)}  # every step
     lr.update(scan)
     peak_step = max(lr, key=lambda s: (lr[s], -s))
     expected = a.lr_factor * a.d_model**-0.5 * w**-0.5
