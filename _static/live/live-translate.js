@@ -662,9 +662,11 @@
       this.baselineNote.textContent = off.length ? off.length + " head" +
         (off.length > 1 ? "s" : "") + " off. With every head on: " + baseline : "";
       this.draw();
-      this.announce("German: " + (result.text || "(empty)") + ". " +
-        (off.length ? this.baselineNote.textContent + " " : "") +
-        (result.source.warning || ""));
+      // One full stop at the end of what is said, whether or not the German has its own.
+      var said = result.text || "(empty)";
+      if (!/[.!?…]$/.test(said)) { said += "."; }
+      this.announce(["German: " + said, off.length ? this.baselineNote.textContent : "",
+        result.source.warning || ""].filter(Boolean).join(" "));
       if (result.source.warning) {
         this.setStatus(result.source.warning, "warning");
       } else {
