@@ -1,5 +1,8 @@
 """Helpers used by the chapter notebooks."""
 
+import inspect
+import textwrap
+
 import pytest
 import torch
 
@@ -137,3 +140,24 @@ def test_show_source_without_a_fold_is_unchanged():
     plain = show_source(MultiHeadAttention.forward)
     assert not hasattr(plain, "whole") and "<details" not in plain._repr_html_()
     assert plain._repr_html_().startswith("<style>") and plain._repr_html_().count("<style>") == 1
+
+
+def test_a_listing_says_which_file_and_lines_it_shows():
+    from transformer_lib.components import multihead
+
+    source, first = inspect.getsourcelines(MultiHeadAttention.forward)
+    part = show_source(MultiHeadAttention.forward, lines=(2, 4))
+    assert part.where == (
+        f"From `transformer_lib/components/multihead.py`, lines {first + 1}–{first + 3}"
+    )
+    file_lines = inspect.getsource(multihead).splitlines()
+    assert file_lines[first : first + 3] == [line.rstrip("\n") for line in source[1:4]]
+    html = part._repr_html_()
+    assert (
+        '<p class="library-source-title">From <code>transformer_lib/components/multihead.py' in html
+    )
+    assert html.index("library-source-title") < html.index('class="source-listing')
+    folded = show_source(MultiHeadAttention, fold_whole=True)
+    assert folded.where.startswith("From `transformer_lib/components/multihead.py`, lines ")
+    assert "library-source-title" in folded._repr_html_()
+    assert show_source(textwrap.dedent).where == ""  # not the library's: no title

@@ -7,6 +7,7 @@ import inspect
 import random
 import re
 import textwrap
+from pathlib import Path
 
 from .text_size import record_inline_figures
 
@@ -22,6 +23,7 @@ _SMALLEST_SCALE = 0.86
 # <details>/<summary>, so it opens by click, Enter or Space with no script, in the built
 # book, Colab and Jupyter alike. The label says what is inside and turns into "Hide ..."
 # while open; colours come from the page, so it reads in light and dark themes.
+_TITLE_CSS = ".library-source-title{margin:.3em 0 .1em;font-size:.85em}"
 _FOLD_CSS = (
     ".source-fold{margin:.25em 0 .75em}"
     ".source-fold>summary{cursor:pointer;display:list-item;padding:.3em .6em;"
@@ -95,8 +97,19 @@ def _source_listing_classes():
                 f'overflow-wrap:anywhere;line-height:125%">{"".join(rows)}</pre></div>'
             )
 
+        #: Where the listing comes from ("From transformer_lib/x.py, lines 3-9"), or "".
+        where = ""
+
+        def _title_html(self) -> str:
+            if not self.where:
+                return ""
+            return f'<p class="library-source-title">{_label_html(self.where)}</p>'
+
         def _repr_html_(self) -> str:
-            return f"<style>{self._style()}</style>{self._listing_html(self.data)}"
+            return (
+                f"<style>{self._style()}{_TITLE_CSS}</style>{self._title_html()}"
+                f"{self._listing_html(self.data)}"
+            )
 
     class FoldedSourceListing(SourceListing):
         """A listing with the whole source one click away, in a labelled fold.
@@ -117,7 +130,8 @@ def _source_listing_classes():
             hide = re.sub(r" \(\d+ lines?\)$", "", hide)
             visible = self._listing_html(self.data) if self.excerpt else ""
             return (
-                f"<style>{self._style()}{_FOLD_CSS}</style>{visible}"
+                f"<style>{self._style()}{_FOLD_CSS}{_TITLE_CSS}</style>"
+                f"{self._title_html()}{visible}"
                 '<details class="source-fold"><summary>'
                 f'<span class="source-fold-show">{_label_html(self.label)}</span>'
                 f'<span class="source-fold-hide">{_label_html(hide)}</span>'
@@ -207,11 +221,14 @@ def show_source(
                     f"the excerpt of {name} is empty: stop {stop!r} occurs on the start line"
                 )
     code = textwrap.dedent("\n".join(shown))
+    where = _where(obj, all_lines, shown)
     listing, folded = _source_listing_classes()
     if not fold_whole:
         if label is not None:
             raise ValueError("label names the fold: pass fold_whole=True with it")
-        return listing(code, language="python")
+        shown_listing = listing(code, language="python")
+        shown_listing.where = where
+        return shown_listing
     excerpt = len(shown) < len(all_lines)
     whole_code = textwrap.dedent("\n".join(all_lines))
     n = len(all_lines)
@@ -221,12 +238,29 @@ def show_source(
     elif not label.strip():
         raise ValueError("the fold's label is empty: say what is inside, or leave label out")
     _label_html(label)  # a malformed label fails here, not at display time
-    return folded(
+    folded_listing = folded(
         code if excerpt else whole_code,
         whole=whole_code,
         label=label,
         excerpt=excerpt,
     )
+    folded_listing.where = where
+    return folded_listing
+
+
+def _where(obj, all_lines: list[str], shown: list[str]) -> str:
+    """ "From `transformer_lib/…/file.py`, lines a–b": the file of the library that holds
+    the shown lines, and their line numbers in it ("" for code outside the library)."""
+    try:
+        path = Path(inspect.getsourcefile(obj) or "").resolve()
+        first_line = inspect.getsourcelines(obj)[1]
+        relative = path.relative_to(Path(__file__).resolve().parents[2])
+    except (TypeError, OSError, ValueError):
+        return ""
+    offset = next(i for i in range(len(all_lines)) if all_lines[i : i + len(shown)] == shown)
+    a = first_line + offset
+    b = a + len(shown) - 1
+    return f"From `{relative.as_posix()}`, lines {a}–{b}"
 
 
 def setup_notebook(seed: int = 0, threads: int = 1):
