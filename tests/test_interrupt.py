@@ -474,7 +474,8 @@ def _wait_for_text(path: Path, text: str, proc: subprocess.Popen, timeout: float
 
 
 def test_ctrl_c_during_evaluate_stops_with_one_line(tokenizer, tmp_path):
-    pairs = _many_pairs(tmp_path / "pairs.tsv", 400)
+    # Enough sentences that a busy machine cannot finish them before the signal arrives.
+    pairs = _many_pairs(tmp_path / "pairs.tsv", 4000)
     model = _untrained_checkpoint(tokenizer, tmp_path / "random.pt")
     scores = tmp_path / "scores.json"
     err_file = tmp_path / "stderr.txt"
@@ -487,7 +488,7 @@ def test_ctrl_c_during_evaluate_stops_with_one_line(tokenizer, tmp_path):
         proc = subprocess.Popen(
             command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True
         )
-        _wait_for_text(err_file, "16/400", proc)  # the first batch is done: progress shows
+        _wait_for_text(err_file, "16/4000", proc)  # the first batch is done: progress shows
         proc.send_signal(signal.SIGINT)
         stdout, _ = proc.communicate(timeout=300)
     err = err_file.read_text()
@@ -527,7 +528,9 @@ def test_sigterm_during_evaluate_exits_143(tokenizer, tmp_path, capsys, monkeypa
 
 def test_ctrl_c_during_the_final_bleu_keeps_the_finished_run(tmp_path):
     """A real Ctrl-C while train scores the validation split (with its progress bar)."""
-    corpus = _many_pairs(tmp_path / "pairs.tsv", 6000)  # ≈150 validation sentences
+    # ≈430 validation sentences: still being scored when the signal arrives, even on a
+    # busy machine.
+    corpus = _many_pairs(tmp_path / "pairs.tsv", 17000)
     out = tmp_path / "run"
     err_file = tmp_path / "stderr.txt"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO_ROOT)}
