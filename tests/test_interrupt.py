@@ -469,6 +469,13 @@ def _untrained_checkpoint(tokenizer, path: Path) -> Path:
     return save_checkpoint(path, Transformer(config), tokenizer=tokenizer)
 
 
+def _sigint_as_in_a_terminal() -> None:
+    """In the child before it starts: SIGINT handled by default, as in a terminal. A test
+    run started in the background (``make test &``, nohup) inherits SIGINT ignored, and
+    Python then never turns Ctrl-C into KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _wait_for_text(path: Path, text: str, proc: subprocess.Popen, timeout: float = 300.0):
     _wait_for(lambda: path.is_file() and text in path.read_text(errors="replace"), proc, text)
 
@@ -486,8 +493,9 @@ def test_ctrl_c_during_evaluate_stops_with_one_line(tokenizer, tmp_path):
     ]  # fmt: skip
     with err_file.open("w") as stderr:
         proc = subprocess.Popen(
-            command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True
-        )
+            command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True,
+            preexec_fn=_sigint_as_in_a_terminal,
+        )  # fmt: skip
         _wait_for_text(err_file, "16/4000", proc)  # the first batch is done: progress shows
         proc.send_signal(signal.SIGINT)
         stdout, _ = proc.communicate(timeout=300)
@@ -541,8 +549,9 @@ def test_ctrl_c_during_the_final_bleu_keeps_the_finished_run(tmp_path):
     ]  # fmt: skip
     with err_file.open("w") as stderr:
         proc = subprocess.Popen(
-            command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True
-        )
+            command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True,
+            preexec_fn=_sigint_as_in_a_terminal,
+        )  # fmt: skip
         _wait_for_text(err_file, "valid BLEU (greedy):", proc)  # its progress bar
         _wait_for(lambda: "64/" in err_file.read_text(errors="replace"), proc, "a batch")
         proc.send_signal(signal.SIGINT)
