@@ -33,9 +33,10 @@ $(LIVE_STAMP): $(LIVE_DEPS) $(STAMP)
 	$(BIN)/python -m transformer_lib.pipeline.onnx_export --checkpoint data/model.pt --out $(LIVE_DIR)
 	touch $@
 
-# Executes the chapters (cached in _build/.jupyter_cache: unchanged notebooks are not
-# run again) and builds the HTML. Any warning fails the build.
+# Executes the chapters, as many at once as there are cores, into _build/.jupyter_cache
+# (unchanged notebooks are not run again), then builds the HTML. Any warning fails the build.
 book: venv live
+	$(BIN)/python scripts/execute_chapters.py
 	$(BIN)/jupyter-book build . -W --keep-going
 	@echo "Book built: open $(CURDIR)/_build/html/index.html"
 
