@@ -8,8 +8,9 @@ one after another; most of a chapter's time is its own single-threaded Python, s
 machine with two cores two chapters at once take about half as long. Each notebook is
 executed exactly as the build would execute it (myst-nb's ``cache`` mode with the book's
 ``_config.yml``: a fresh temporary working directory, the same timeout, errors not
-allowed) and stored in ``_build/.jupyter_cache``, where the build then finds it and does
-not run it again. A notebook already in the cache (unchanged since it was executed) is
+allowed, and ``TRANSFORMER_BOOK_STATIC=1`` as the book's Sphinx extension sets it) and
+stored in ``_build/.jupyter_cache``, where the build then finds it and does not run it
+again. A notebook already in the cache (unchanged since it was executed) is
 skipped. A notebook that fails is reported with its error and left out of the cache, so
 the build runs it again and fails on it with its usual message.
 """
@@ -26,6 +27,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from vendor_js import STATIC_ENV_VAR  # noqa: E402  (the book's Sphinx extension)
 
 
 def _settings(book: Path) -> dict:
@@ -74,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
 
     book = args.book_dir.resolve()
     settings = _settings(book)
+    # The kernels see what the build's own kernels see: the book's Sphinx extension sets
+    # this for them, and the explorers then build their precomputed, kernel-free versions.
+    os.environ.setdefault(STATIC_ENV_VAR, "1")
     cache = get_cache(str(book / "_build" / ".jupyter_cache"))
     todo = []
     for name in toc_pages(book):

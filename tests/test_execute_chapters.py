@@ -35,7 +35,10 @@ def _book(tmp_path: Path) -> Path:
     (tmp_path / "_config.yml").write_text(CONFIG)
     (tmp_path / "_toc.yml").write_text(TOC)
     (tmp_path / "intro.md").write_text("# Intro\n")
-    for name, code in (("good", "import os\nprint(6 * 7, os.getcwd())"), ("bad", "1 / 0")):
+    for name, code in (
+        ("good", "import os\nprint(6 * 7, os.getcwd(), os.environ.get('TRANSFORMER_BOOK_STATIC'))"),
+        ("bad", "1 / 0"),
+    ):
         nb = nbformat.v4.new_notebook()
         nb.cells = [nbformat.v4.new_code_cell(code)]
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
@@ -57,6 +60,7 @@ def test_executes_into_the_cache_skips_what_is_there_and_reports_failures(tmp_pa
     _, executed = cache.merge_match_into_notebook(nbformat.read(book / "good.ipynb", as_version=4))
     printed = executed.cells[0].outputs[0]["text"]
     assert printed.startswith("42 ") and str(book) not in printed  # a temporary folder
+    assert printed.split()[-1] == "1"  # the explorers' static mode, as in the build
     assert record.data["execution_seconds"] > 0
     with pytest.raises(KeyError):  # the failed notebook is left to the build
         cache.match_cache_notebook(nbformat.read(book / "bad.ipynb", as_version=4))
