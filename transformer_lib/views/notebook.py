@@ -209,11 +209,11 @@ def show_source(
                 f"lines={lines!r} is outside the source of {name} (lines 1 to "
                 f"{len(all_lines)}): give (first, last) with 1 <= first <= last"
             )
-        shown = all_lines[first - 1 : last]
+        offset = first - 1
+        shown = all_lines[offset:last]
     else:
-        shown = all_lines
-        if start is not None:
-            shown = shown[_find(shown, start, obj, "start") :]
+        offset = 0 if start is None else _find(all_lines, start, obj, "start")
+        shown = all_lines[offset:]
         if stop is not None:
             shown = shown[: _find(shown, stop, obj, "stop")]
             if not shown:
@@ -221,7 +221,7 @@ def show_source(
                     f"the excerpt of {name} is empty: stop {stop!r} occurs on the start line"
                 )
     code = textwrap.dedent("\n".join(shown))
-    where = _where(obj, all_lines, shown)
+    where = _where(obj, offset, len(shown))
     listing, folded = _source_listing_classes()
     if not fold_whole:
         if label is not None:
@@ -248,18 +248,18 @@ def show_source(
     return folded_listing
 
 
-def _where(obj, all_lines: list[str], shown: list[str]) -> str:
+def _where(obj, offset: int, n_lines: int) -> str:
     """ "From `transformer_lib/…/file.py`, lines a–b": the file of the library that holds
-    the shown lines, and their line numbers in it ("" for code outside the library)."""
+    the ``n_lines`` shown from line ``offset`` (0-based) of the source of ``obj``, and
+    their line numbers in that file ("" for code outside the library)."""
     try:
         path = Path(inspect.getsourcefile(obj) or "").resolve()
         first_line = inspect.getsourcelines(obj)[1]
         relative = path.relative_to(Path(__file__).resolve().parents[2])
     except (TypeError, OSError, ValueError):
         return ""
-    offset = next(i for i in range(len(all_lines)) if all_lines[i : i + len(shown)] == shown)
     a = first_line + offset
-    b = a + len(shown) - 1
+    b = a + n_lines - 1
     return f"From `{relative.as_posix()}`, lines {a}–{b}"
 
 
