@@ -181,9 +181,12 @@ def _mystery_html(m: Mystery, mid: str, number: int) -> str:
         rows.append('<div class="stb-figures">')
         for png, alt, caption in m.figures:
             src = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+            width = png_width(png)
+            # The figure is as wide as its image (its caption wraps under it), so that
+            # figures that fit side by side in the column sit side by side.
             rows.append(
-                f'<figure class="stb-figure"><img src="{src}" alt="{_attr(alt)}" '
-                f'width="{png_width(png)}" data-readable-width="{readable_width(png)}">'
+                f'<figure class="stb-figure" style="width:{width}px"><img src="{src}" '
+                f'alt="{_attr(alt)}" width="{width}" data-readable-width="{readable_width(png)}">'
                 f"<figcaption>{_inline_html(caption)}</figcaption></figure>"
             )
         rows.append("</div>")
