@@ -129,6 +129,12 @@ def _guard(route):
         route.abort()
 
 
+def _offline_and_recording(context) -> None:
+    """Block other hosts (``_guard``) and record canvas text sizes on every page."""
+    context.route("**/*", _guard)
+    context.add_init_script(CANVAS_TEXT_RECORDER)
+
+
 @pytest.fixture(scope="session")
 def browser_context(playwright_driver):
     """A headless Chromium with a fresh profile; requests to other hosts are blocked."""
@@ -141,8 +147,7 @@ def browser_context(playwright_driver):
         viewport=DESKTOP,
         service_workers="block",
     )
-    context.route("**/*", _guard)
-    context.add_init_script(CANVAS_TEXT_RECORDER)
+    _offline_and_recording(context)
     try:
         yield context
     finally:
@@ -160,8 +165,7 @@ def phone_context(playwright_driver):
     context = browser.new_context(
         viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1
     )
-    context.route("**/*", _guard)
-    context.add_init_script(CANVAS_TEXT_RECORDER)
+    _offline_and_recording(context)
     try:
         yield context
     finally:

@@ -23,6 +23,23 @@ AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 MIN_TEXT_PX = 9.0
 ARTICLE = "main .bd-article"
 
+
+def wait_for_translators(page, timeout: float = 60_000) -> None:
+    """Until every in-browser translator box on the page has translated (it draws its
+    figures after its first translation) or said why it could not load."""
+    if page.locator("[data-live-translate]").count():
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('[data-live-translate]')].every("
+            "b => b.hasAttribute('data-runs') || b.hasAttribute('data-load-error'))",
+            timeout=timeout,
+        )
+
+
+def listing(items) -> str:
+    """Failure details, one per indented line."""
+    return "\n  " + "\n  ".join(items)
+
+
 # Returns, for each visible image of the article, its source, its natural width and the
 # width at which it is shown, and the text size recorded in its PNG (read in the page:
 # blob: and data: sources are readable only there).

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import pytest
-from page_checks import SCREENSHOTS, axe
+from page_checks import SCREENSHOTS, axe, wait_for_translators
 
 pytestmark = pytest.mark.browser
 
@@ -31,25 +31,16 @@ def _report(violations: list[dict]) -> str:
     return "\n  " + "\n  ".join(lines)
 
 
-def _translators_done(page) -> None:
-    if page.locator("[data-live-translate]").count():
-        page.wait_for_function(
-            "() => [...document.querySelectorAll('[data-live-translate]')].every("
-            "b => b.hasAttribute('data-runs') || b.hasAttribute('data-load-error'))",
-            timeout=60_000,
-        )
-
-
 def test_axe_finds_nothing_at_desktop_width(visit, page_name):
     page = visit(page_name).page
-    _translators_done(page)
+    wait_for_translators(page)
     violations = axe(page)
     assert not violations, f"{page_name} at 1280 px:" + _report(violations)
 
 
 def test_axe_finds_nothing_on_a_phone(phone_visit, page_name):
     page = phone_visit(page_name).page
-    _translators_done(page)
+    wait_for_translators(page)
     violations = axe(page)
     assert not violations, f"{page_name} at 390 px:" + _report(violations)
 
@@ -80,7 +71,7 @@ PANEL_COLOURS = """(selector) => {
 
 def test_dark_mode_keeps_figures_explorers_and_views_readable(visit, page_name):
     page = visit(page_name).page
-    _translators_done(page)
+    wait_for_translators(page)
     page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; }")
     try:
         page.wait_for_timeout(150)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from page_checks import listing
 
 pytestmark = pytest.mark.browser
 
@@ -28,10 +29,6 @@ FOCUS_STYLE = """e => { const s = getComputedStyle(e);
 SHOWN_ALT = """box => Array.from(box.querySelectorAll('img')).filter(i => i.offsetParent !== null)
   .map(i => i.getAttribute('alt') || '')"""
 UNNAMED = re.compile(r"^\s*- (slider|button|combobox|textbox|checkbox|spinbutton)\s*(\[|:|$)")
-
-
-def _listing(items) -> str:
-    return "\n  " + "\n  ".join(items)
 
 
 def _explorers(visit, page_name):
@@ -65,7 +62,7 @@ def test_every_explorer_control_is_named(visit, page_name):
             readout = slider.locator(".widget-readout").inner_text().strip()
             if readout and value != readout:
                 problems.append(f"explorer {i}: slider {label!r} says {value!r}, shows {readout!r}")
-    assert not problems, f"{page_name}:" + _listing(problems)
+    assert not problems, f"{page_name}:" + listing(problems)
 
 
 def _press_to_change(control) -> str:
@@ -167,7 +164,7 @@ def test_every_explorer_works_by_keyboard_alone(visit, page_name):
         said = announced.inner_text()
         if not any(said.removeprefix("Now shown: ") in alt for alt in after):
             problems.append(f"explorer {i}: announced {said!r}, frame says {after}")
-    assert not problems, f"{page_name}:" + _listing(problems)
+    assert not problems, f"{page_name}:" + listing(problems)
 
 
 def test_attention_views_work_by_keyboard_alone(visit, page_name):
@@ -204,4 +201,4 @@ def test_attention_views_work_by_keyboard_alone(visit, page_name):
             first.press("Enter")
             if not shown or view.locator(".detail").count():
                 problems.append(f"view {i}: Enter did not open and close {name!r}")
-    assert not problems, f"{page_name}:" + _listing(problems)
+    assert not problems, f"{page_name}:" + listing(problems)

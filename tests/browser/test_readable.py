@@ -20,7 +20,14 @@ mode in ``test_access.py`` and ``test_keyboard.py``.
 from __future__ import annotations
 
 import pytest
-from page_checks import ARTICLE, IMAGE_TEXT_SIZES, MIN_TEXT_PX, SVG_AND_CANVAS_TEXT
+from page_checks import (
+    ARTICLE,
+    IMAGE_TEXT_SIZES,
+    MIN_TEXT_PX,
+    SVG_AND_CANVAS_TEXT,
+    listing,
+    wait_for_translators,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -52,18 +59,8 @@ OVERFLOW = """(article) => {
 def _article(visit, page_name):
     v = visit(page_name)
     page = v.page
-    # A translator box draws its figures after its first translation.
-    if page.locator("[data-live-translate]").count():
-        page.wait_for_function(
-            "() => [...document.querySelectorAll('[data-live-translate]')].every("
-            "b => b.hasAttribute('data-runs') || b.hasAttribute('data-load-error'))",
-            timeout=30_000,
-        )
+    wait_for_translators(page, timeout=30_000)
     return page, page.locator(ARTICLE).first
-
-
-def _listing(items) -> str:
-    return "\n  " + "\n  ".join(items)
 
 
 def test_figure_text_is_readable_at_page_width(visit, page_name):
@@ -84,8 +81,8 @@ def test_figure_text_is_readable_at_page_width(visit, page_name):
     for item in article.evaluate(SVG_AND_CANVAS_TEXT):
         if item["px"] < MIN_TEXT_PX:
             too_small.append(f"{item['what']}: {item['px']:.1f} px")
-    assert not unknown, f"{page_name}: images of unknown text size:" + _listing(unknown)
-    assert not too_small, f"{page_name}: text under {MIN_TEXT_PX:g} CSS px at 1280 px:" + _listing(
+    assert not unknown, f"{page_name}: images of unknown text size:" + listing(unknown)
+    assert not too_small, f"{page_name}: text under {MIN_TEXT_PX:g} CSS px at 1280 px:" + listing(
         too_small
     )
 
@@ -95,7 +92,7 @@ def test_nothing_runs_off_the_page(visit, page_name):
     page.evaluate("() => document.querySelectorAll('details').forEach(d => (d.open = true))")
     page.wait_for_timeout(100)
     wide = article.evaluate(OVERFLOW)
-    assert not wide, f"{page_name}: cut off or scrolling sideways at 1280 px:" + _listing(wide)
+    assert not wide, f"{page_name}: cut off or scrolling sideways at 1280 px:" + listing(wide)
 
 
 def test_every_image_says_what_it_shows(visit, page_name):
@@ -106,4 +103,4 @@ def test_every_image_says_what_it_shows(visit, page_name):
         looks_like_a_file = alt.lower().endswith((".png", ".svg", ".jpg")) or " " not in alt
         if len(alt) < 15 or looks_like_a_file:
             bad.append(f"{img['src']}: alt={alt!r}")
-    assert not bad, f"{page_name}: images without a description:" + _listing(bad)
+    assert not bad, f"{page_name}: images without a description:" + listing(bad)

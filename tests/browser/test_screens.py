@@ -31,6 +31,8 @@ from page_checks import (
     PHONE,
     SVG_AND_CANVAS_TEXT,
     TABLET,
+    listing,
+    wait_for_translators,
 )
 
 pytestmark = pytest.mark.browser
@@ -39,17 +41,8 @@ IMAGE_SOURCES = """box => Array.from(box.querySelectorAll('img'))
     .filter(img => img.offsetParent !== null).map(img => img.getAttribute('src'))"""
 
 
-def _listing(items) -> str:
-    return "\n  " + "\n  ".join(items)
-
-
 def _ready(page) -> None:
-    if page.locator("[data-live-translate]").count():
-        page.wait_for_function(
-            "() => [...document.querySelectorAll('[data-live-translate]')].every("
-            "b => b.hasAttribute('data-runs') || b.hasAttribute('data-load-error'))",
-            timeout=60_000,
-        )
+    wait_for_translators(page)
     page.evaluate("() => document.querySelectorAll('details').forEach(d => (d.open = true))")
     page.wait_for_timeout(250)  # book.js marks the boxes that scroll after a change
 
@@ -83,7 +76,7 @@ def test_phone_layout(phone_visit, page_name):
     page = phone_visit(page_name).page
     _ready(page)
     problems = _layout_problems(page, "390 px")
-    assert not problems, f"{page_name} on a phone:" + _listing(problems)
+    assert not problems, f"{page_name} on a phone:" + listing(problems)
 
 
 def test_tablet_layout(phone_visit, page_name):
@@ -96,7 +89,7 @@ def test_tablet_layout(phone_visit, page_name):
     finally:
         page.set_viewport_size(PHONE)
         page.wait_for_timeout(300)
-    assert not problems, f"{page_name} on a tablet:" + _listing(problems)
+    assert not problems, f"{page_name} on a tablet:" + listing(problems)
 
 
 def _tap_to_change(page, control) -> str:
@@ -154,7 +147,7 @@ def test_explorers_work_by_touch_with_readouts_in_view(phone_visit, page_name):
                 break
         else:
             problems.append(f"explorer {i}: no tap changed its frame (tried: {tried})")
-    assert not problems, f"{page_name} by touch:" + _listing(problems)
+    assert not problems, f"{page_name} by touch:" + listing(problems)
 
 
 BOX = "[data-live-translate]"
@@ -200,4 +193,4 @@ def test_translator_works_by_touch(phone_visit, page_name):
     canvas = figure.locator("canvas").first
     assert canvas.bounding_box()["width"] > 50
     problems = [p for p in _layout_problems(page, "390 px") if "lt-" in p or "canvas" in p]
-    assert not problems, _listing(problems)
+    assert not problems, listing(problems)
