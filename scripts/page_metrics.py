@@ -2,6 +2,7 @@
 
     python scripts/page_metrics.py                 # the book in _build/html
     python scripts/page_metrics.py --json out.json --book-dir path/to/other/book
+    python scripts/page_metrics.py --page chapters/09_training    # one page (repeatable)
 
 Every page of ``_toc.yml`` is opened in headless Chromium at 1280 × 900 with every fold
 closed (``<details>`` of code cells and listings, dropdowns), and measured:
@@ -70,7 +71,7 @@ MEASURE = """
 """
 
 
-def measure(book_dir: Path, html: Path | None = None) -> list[dict]:
+def measure(book_dir: Path, html: Path | None = None, only: list[str] | None = None) -> list[dict]:
     from book_pages import toc_pages
     from playwright.sync_api import sync_playwright
 
@@ -83,7 +84,13 @@ def measure(book_dir: Path, html: Path | None = None) -> list[dict]:
                   "--disable-component-update", "--disable-sync", "--no-first-run"],
         )  # fmt: skip
         page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
-        for name in toc_pages(book_dir):
+        names = toc_pages(book_dir)
+        unknown = sorted(set(only or ()) - set(names))
+        if unknown:
+            raise SystemExit(f"not pages of _toc.yml: {', '.join(unknown)}; choose from {names}")
+        for name in names:
+            if only and name not in only:
+                continue
             path = html / f"{name}.html"
             if not path.is_file():
                 raise SystemExit(f"{path} is missing: build the book first (make book)")
@@ -105,8 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--book-dir", type=Path, default=ROOT, help="the book (its _toc.yml)")
     p.add_argument("--html", type=Path, help="the built pages (default: BOOK/_build/html)")
     p.add_argument("--json", type=Path, help="also write the rows here")
+    p.add_argument(
+        "--page", action="append", help="measure only this page (e.g. chapters/09_training)"
+    )
     args = p.parse_args(argv)
-    rows = measure(args.book_dir, args.html)
+    rows = measure(args.book_dir, args.html, args.page)
     print("| page | screens at 1280 × 900 | visible words | visible code lines |")
     print("|---|---|---|---|")
     for r in rows:
