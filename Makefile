@@ -6,7 +6,7 @@ STAMP    := $(VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM
 
-.PHONY: venv live book test unit lint chromium vendor clean
+.PHONY: venv live book test unit lint chromium vendor clean screenshots
 
 venv: $(STAMP)
 
@@ -59,8 +59,15 @@ chromium:
 unit: venv
 	$(BIN)/python -m pytest -m "not browser"
 
+# The browser tests and the other tests run side by side, as two pytest processes
+# (scripts/run_tests.py); `.venv/bin/python -m pytest` runs the same tests one by one.
 test: venv chromium book lint
-	$(BIN)/python -m pytest
+	$(BIN)/python scripts/run_tests.py
+
+# Full-page screenshots of every page, at 1280 px and on a phone, in _build/screenshots/
+# (with the accessibility checks, which visit every page at both widths).
+screenshots: venv chromium book
+	BOOK_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/browser/test_access.py
 
 lint: venv
 	$(BIN)/ruff check .

@@ -4,9 +4,10 @@ Every page listed in ``_toc.yml`` is loaded once per test session at desktop wid
 (``visit``, 1280 x 900) and once on a phone (``phone_visit``, 390 x 844, touch, a mobile
 viewport; the tablet checks resize that page to 768 x 1024); what the browser reported
 (console messages, uncaught errors, every request, failed responses) is kept for the
-tests in ``test_pages.py``. A full-page screenshot of each page is saved under
-``_build/screenshots/`` (``phone/`` for the phone). Helpers shared by the test files
-(axe-core, viewports, measurements) are in ``page_checks.py``.
+tests in ``test_pages.py``. With ``BOOK_SCREENSHOTS=1`` (``make screenshots``), a
+full-page screenshot of each page is saved under ``_build/screenshots/`` (``phone/`` for
+the phone), for a person to look at. Helpers shared by the test files (axe-core, viewports,
+measurements) are in ``page_checks.py``.
 
 Needs ``make book`` first (``make test`` does it) and Debian's ``chromium`` at
 ``/usr/bin/chromium`` (``CHROMIUM`` overrides the path). ``BOOK_DIR`` points the tests at
@@ -32,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from book_pages import BOOK_DIR, HTML_DIR, toc_pages  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from page_checks import DESKTOP, PHONE, SCREENSHOTS  # noqa: E402
+from page_checks import DESKTOP, PHONE, SAVE_SCREENSHOTS, SCREENSHOTS  # noqa: E402
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -56,11 +57,17 @@ LOCAL_HOST = "127.0.0.1"
 LOCAL_SCHEMES = {"data", "blob", "about", "javascript"}
 
 
+#: A test that uses one of these runs in the phone's browser (marker ``phone``).
+PHONE_FIXTURES = {"phone_visit", "phone_context"}
+
+
 def pytest_collection_modifyitems(config, items):
     here = Path(__file__).parent
     for item in items:
         if here in item.path.parents:
             item.add_marker(pytest.mark.browser)
+            if PHONE_FIXTURES & set(getattr(item, "fixturenames", ())):
+                item.add_marker(pytest.mark.phone)
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -245,9 +252,10 @@ def _visitor(context, server: str, shots: Path, visits: dict[str, PageVisit]):
         page.set_default_timeout(90_000)
         page.goto(result.url, wait_until="load")
         _settle(page)
-        shot = shots / f"{name}.png"
-        shot.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(shot), full_page=True, scale="css")
+        if SAVE_SCREENSHOTS:  # about 2 s a page: only when a person will look at them
+            shot = shots / f"{name}.png"
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(shot), full_page=True, scale="css")
         visits[name] = result
         return result
 

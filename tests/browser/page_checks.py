@@ -6,6 +6,7 @@ book's pages never load it).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -13,6 +14,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from book_pages import BOOK_DIR, ROOT  # noqa: E402
 
 SCREENSHOTS = BOOK_DIR / "_build" / "screenshots"
+#: ``BOOK_SCREENSHOTS=1`` (``make screenshots``) saves screenshots there for a person to
+#: look at: every page visited, full length, and the dark-mode panels.
+SAVE_SCREENSHOTS = os.environ.get("BOOK_SCREENSHOTS", "") not in ("", "0")
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 TABLET = {"width": 768, "height": 1024}

@@ -7,14 +7,15 @@
   views keep the light background they are drawn for (the colours of their maps and lines
   carry meaning): in dark mode they sit on light panels with dark text. In dark mode every
   page passes axe-core's colour-contrast rule, every explorer, attention view and
-  translator box is light with dark text, and screenshots of each are saved under
-  ``_build/screenshots/dark/`` for a person to look at.
+  translator box is light with dark text. With ``BOOK_SCREENSHOTS=1`` (``make
+  screenshots``) screenshots of each are saved under ``_build/screenshots/dark/`` for a
+  person to look at.
 """
 
 from __future__ import annotations
 
 import pytest
-from page_checks import SCREENSHOTS, axe, wait_for_translators
+from page_checks import SAVE_SCREENSHOTS, SCREENSHOTS, axe, wait_for_translators
 
 pytestmark = pytest.mark.browser
 
@@ -69,6 +70,17 @@ PANEL_COLOURS = """(selector) => {
 }"""
 
 
+def _save_panels(page, page_name: str) -> None:
+    """Screenshots of the page's first few panels, as dark mode shows them."""
+    shots = page.locator(PANELS)
+    folder = SCREENSHOTS / "dark"
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(min(shots.count(), DARK_SHOTS_PER_PAGE)):
+        if shots.nth(i).is_visible():
+            name = f"{page_name.replace('/', '_')}-{i}.png"
+            shots.nth(i).screenshot(path=str(folder / name), scale="css")
+
+
 def test_dark_mode_keeps_figures_explorers_and_views_readable(visit, page_name):
     page = visit(page_name).page
     wait_for_translators(page)
@@ -78,13 +90,8 @@ def test_dark_mode_keeps_figures_explorers_and_views_readable(visit, page_name):
         contrast = axe(page, rules=["color-contrast"])
         panels = page.evaluate(PANEL_COLOURS, PANELS)
         dark_panels = [p["what"] for p in panels if p["background"] < 0.6 or p["text"] > 0.2]
-        shots = page.locator(PANELS)
-        folder = SCREENSHOTS / "dark"
-        folder.mkdir(parents=True, exist_ok=True)
-        for i in range(min(shots.count(), DARK_SHOTS_PER_PAGE)):
-            if shots.nth(i).is_visible():
-                name = f"{page_name.replace('/', '_')}-{i}.png"
-                shots.nth(i).screenshot(path=str(folder / name), scale="css")
+        if SAVE_SCREENSHOTS:
+            _save_panels(page, page_name)
     finally:
         page.evaluate("() => { document.documentElement.dataset.theme = 'light'; }")
         page.wait_for_timeout(50)

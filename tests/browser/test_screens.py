@@ -16,7 +16,8 @@ the tablet checks resize that same page. On both:
   its readouts stay in view; the translator takes typed text, translates on a tap, picks
   the kind, layer and head, and switches a head off by touch.
 
-Full-page phone screenshots are saved under ``_build/screenshots/phone/``.
+With ``BOOK_SCREENSHOTS=1`` (``make screenshots``), full-page phone screenshots are
+saved under ``_build/screenshots/phone/``.
 """
 
 from __future__ import annotations

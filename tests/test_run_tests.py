@@ -1,0 +1,60 @@
+"""``scripts/run_tests.py``: the suites that ``make test`` runs side by side."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+from _pytest.mark.expression import Expression
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import run_tests  # noqa: E402
+
+
+def _expression(select: list[str]) -> str:
+    assert select[0] == "-m" and len(select) == 2, select
+    return select[1]
+
+
+def test_the_suites_run_every_test_exactly_once():
+    markers = ("browser", "phone", "slow")
+    for marks in itertools.product([False, True], repeat=len(markers)):
+        has = dict(zip(markers, marks, strict=True))
+        chosen = [
+            name
+            for name, select in run_tests.SUITES
+            if Expression.compile(_expression(select)).evaluate(
+                lambda mark, has=has, **_: has.get(mark, False)
+            )
+        ]
+        assert len(chosen) == 1, f"a test marked {has} runs in {chosen or 'no suite'}"
+
+
+def test_a_failing_suite_fails_the_run_and_every_report_is_printed(tmp_path, monkeypatch, capsys):
+    tests = tmp_path / "test_sample.py"
+    tests.write_text("def test_good():\n    pass\n\ndef test_bad():\n    assert 1 == 2\n")
+    monkeypatch.setattr(run_tests, "ROOT", tmp_path)
+    monkeypatch.setattr(run_tests, "LOGS", tmp_path / "logs")
+    monkeypatch.setattr(run_tests, "TEMP", tmp_path / "tmp")
+    monkeypatch.setattr(run_tests, "SUITES", (("good", ["-k", "good"]), ("bad", ["-k", "bad"])))
+    code = run_tests.main([str(tests), "-p", "no:cacheprovider", "-q"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "good tests (logs/good.log)" in out and "bad tests (logs/bad.log)" in out
+    assert "1 passed" in out and "1 failed" in out and "assert 1 == 2" in out
+    assert "good" in out.splitlines()[-1] and "(passed)" in out.splitlines()[-1]
+    assert "bad" in out.splitlines()[-1] and "(FAILED)" in out.splitlines()[-1]
+    assert (tmp_path / "logs" / "bad.log").read_text().count("assert 1 == 2") >= 1
+
+
+def test_passing_suites_pass(tmp_path, monkeypatch, capsys):
+    tests = tmp_path / "test_sample.py"
+    tests.write_text("def test_one():\n    pass\n\ndef test_two():\n    pass\n")
+    monkeypatch.setattr(run_tests, "ROOT", tmp_path)
+    monkeypatch.setattr(run_tests, "LOGS", tmp_path / "logs")
+    monkeypatch.setattr(run_tests, "TEMP", tmp_path / "tmp")
+    monkeypatch.setattr(run_tests, "SUITES", (("a", ["-k", "one"]), ("b", ["-k", "two"])))
+    assert run_tests.main([str(tests), "-p", "no:cacheprovider", "-q"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].count("(passed)") == 2
