@@ -161,3 +161,13 @@ def test_a_listing_says_which_file_and_lines_it_shows():
     assert folded.where.startswith("From `transformer_lib/components/multihead.py`, lines ")
     assert "library-source-title" in folded._repr_html_()
     assert show_source(textwrap.dedent).where == ""  # not the library's: no title
+
+
+def test_a_decorated_function_names_its_own_file():
+    from transformer_lib.pipeline import decoding
+
+    assert hasattr(decoding.greedy_decode, "__wrapped__"), "greedy_decode is decorated"
+    _, first = inspect.getsourcelines(decoding.greedy_decode)
+    assert show_source(decoding.greedy_decode, lines=(1, 2)).where == (
+        f"From `transformer_lib/pipeline/decoding.py`, lines {first}–{first + 1}"
+    )

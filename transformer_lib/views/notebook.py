@@ -253,7 +253,9 @@ def _where(obj, offset: int, n_lines: int) -> str:
     the ``n_lines`` shown from line ``offset`` (0-based) of the source of ``obj``, and
     their line numbers in that file ("" for code outside the library)."""
     try:
-        path = Path(inspect.getsourcefile(obj) or "").resolve()
+        # A decorated function (``@torch.no_grad()``) is its wrapper: name the file of the
+        # function itself, as ``getsourcelines`` (which unwraps) shows it.
+        path = Path(inspect.getsourcefile(inspect.unwrap(obj)) or "").resolve()
         first_line = inspect.getsourcelines(obj)[1]
         relative = path.relative_to(Path(__file__).resolve().parents[2])
     except (TypeError, OSError, ValueError):
