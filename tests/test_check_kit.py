@@ -261,6 +261,8 @@ def test_the_report_reads_as_text_html_and_json():
     html = report._repr_html_()
     assert html.count("<tr>") == len(report) + 1 and "<table" in html
     assert "&lt;pad&gt;" in html and "<pad>" not in html  # texts are escaped
+    # A status badge never breaks inside its word in a narrow column ("P A S S").
+    assert html.count("font-weight:600;white-space:nowrap") == len(report)
     data = json.loads(report.to_json())
     assert data["passed"] is False and len(data["results"]) == len(report)
     by_name = {r["name"]: r for r in data["results"]}

@@ -211,7 +211,7 @@ class CheckReport(Sequence):
         for r in self.results:
             badge = (
                 f'<span style="color:#fff;background:{_COLOUR[r.status]};padding:0 6px;'
-                f'border-radius:3px;font-weight:600">{_LABEL[r.status]}</span>'
+                f'border-radius:3px;font-weight:600;white-space:nowrap">{_LABEL[r.status]}</span>'
             )
             finding = esc(r.finding)
             if r.causes:
