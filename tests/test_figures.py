@@ -740,3 +740,12 @@ def test_attention_alignment_outlines_cells_and_marks_row_maxima():
     assert [t.get_text() for t in ax.get_yticklabels()] == TGT[:2]
     with pytest.raises(ValueError, match="outside"):
         plot_attention_alignment(w, TGT[:2], SRC, [(2, 0)])
+
+
+def test_quality_per_minute_leaves_room_above_the_highest_point():
+    rows = [
+        {"library": {"cpu_minutes": 5, "bleu": 42.0}, "plain": {"cpu_minutes": 5, "bleu": 35.0}}
+    ]
+    fig = plot_quality_per_minute(rows, {"cpu_minutes": 40, "bleu": 52.3, "label": "shipped"})
+    assert fig.axes[0].get_ylim()[1] >= 52.3 * 1.1
+    plt.close(fig)
