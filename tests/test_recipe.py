@@ -45,8 +45,25 @@ def test_describe_names_the_budget_the_choice_and_the_flags():
     assert describe_budget(max_steps=2000, minutes=5) == "2,000 steps or 5 minutes"
     line = describe(recipe, 128, {"warmup": 800}, "10 CPU-minutes")
     assert line.startswith("recipe for 10 CPU-minutes (short budget): batches of 1,024")
-    assert "warm-up 800 steps" in line and "As given: --warmup 800." in line
+    assert "rises for the first 800 steps" in line and "As given: --warmup 800." in line
     assert "Why:" in line
+    noam = describe(choose_recipe(max_steps=100_000), 128, {}, "100,000 steps")
+    assert "noam schedule, warm-up 400 steps to a peak of" in noam
+
+
+def test_the_linear_schedule_is_as_described():
+    """The rate rises over the warm-up, tops out a little under the scale that the
+    description names, then falls in a straight line to 0 at the end of the budget."""
+    from transformer_lib.pipeline.objectives import linear_decay_lr, noam_lr
+
+    total, warmup, d_model = 1000, 68, 128
+    rates = [linear_decay_lr(s, s / total, d_model, warmup) for s in range(1, total + 1)]
+    scale = noam_lr(warmup, d_model, warmup)
+    top = max(rates)
+    assert rates.index(top) + 1 == warmup and 0.9 * scale < top < scale
+    falling = rates[warmup:]
+    steps = [b - a for a, b in zip(falling, falling[1:], strict=False)]
+    assert max(steps) - min(steps) < 1e-12 and rates[-1] == 0.0  # a straight line to 0
 
 
 def _train(tmp_path, *extra, pairs: int = 30):

@@ -186,10 +186,12 @@ def linear_decay_lr(
 
     ``progress`` is the fraction of the run's budget used so far (steps, CPU time or wall
     time, whichever is nearest its end), so the rate reaches zero just as the budget runs
-    out, however fast the machine is. The peak is the one Noam's schedule reaches at
+    out, however fast the machine is. The scale is the peak Noam's schedule reaches at
     ``step == warmup`` (:func:`noam_lr`), so ``warmup`` and ``factor`` mean the same in
-    both. Not in the paper, whose runs had a fixed 100k steps: for short runs a rate that
-    ends at zero beats ``step^−0.5``, which is still high when the budget ends.
+    both; as the ramp is multiplied by ``1 − progress`` from the first step, the rate tops
+    out a little below that scale, at the end of the warm-up. Not in the paper, whose runs
+    had a fixed 100k steps: for short runs a rate that ends at zero beats ``step^−0.5``,
+    which is still high when the budget ends.
     """
     if warmup < 1:
         raise ValueError(f"warmup must be >= 1, got {warmup}")

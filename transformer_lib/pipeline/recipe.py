@@ -198,11 +198,20 @@ def describe(recipe: Recipe, d_model: int, given: dict, budget: str) -> str:
     """The line ``train`` prints: the budget, what was chosen, the values given as flags."""
     values = {**recipe.settings(), **given}
     peak = noam_lr(values["warmup"], d_model, values["warmup"], values["lr_factor"])
-    shape = (
-        "then falling linearly to 0 at the end of the budget"
-        if values["schedule"] == "linear"
-        else "then decaying as step^-0.5 (Noam, §5.3)"
-    )
+    if values["schedule"] == "linear":
+        # linear_decay_lr multiplies the warm-up ramp by (1 - progress) from the first step,
+        # so the rate tops out below the ramp's end value; say what is run.
+        shape = (
+            f"linear schedule: {peak:.1e} x min(1, step/{values['warmup']:,}) x (1 - the "
+            "fraction of the budget used), so the rate rises for the first "
+            f"{values['warmup']:,} steps (to a little under {peak:.1e}) and then falls in a "
+            "straight line to 0 at the end of the budget"
+        )
+    else:
+        shape = (
+            f"noam schedule, warm-up {values['warmup']:,} steps to a peak of {peak:.1e}, "
+            "then decaying as step^-0.5 (Noam, §5.3)"
+        )
     average = (
         f"the last {values['average']} checkpoints averaged into averaged.pt"
         if values["average"]
@@ -210,8 +219,7 @@ def describe(recipe: Recipe, d_model: int, given: dict, budget: str) -> str:
     )
     text = (
         f"recipe for {budget} ({recipe.name}): batches of {values['max_tokens']:,} padded "
-        f"tokens; {values['schedule']} schedule, warm-up {values['warmup']:,} steps to a "
-        f"peak of {peak:.1e}, {shape}; {average}. Why: {recipe.why}."
+        f"tokens; {shape}; {average}. Why: {recipe.why}."
     )
     if given:
         flags = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in given.items())
