@@ -58,6 +58,9 @@ def test_markdown_table_escapes_subwords_but_not_code():
     md = markdown_table(["token", "id"], [["<unk>", "`1`"], ["▁Tom_x", 5]]).data
     assert "\\<unk\\>" in md and "`1`" in md and "▁Tom\\_x" in md
     assert md.splitlines()[1] == "|---|---|"
+    # Text after a code span is literal too: a <pad> there is not swallowed as HTML.
+    mixed = markdown_table(["bug"], [["`mask_off`: attends to <pad> and `x` *once*"]]).data
+    assert "`mask_off`: attends to \\<pad\\> and `x` \\*once\\*" in mixed
 
 
 def _split_fold(html: str) -> tuple[str, str, str]:

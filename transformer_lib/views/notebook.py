@@ -303,13 +303,19 @@ def markdown_table(header, rows, *, escape: bool = True):
     """A small Markdown table for a chapter page.
 
     With ``escape=True`` cells show their text literally (subwords such as ``<unk>`` or
-    ``▁Tom``), except cells that are already code spans (start with a backtick).
+    ``▁Tom``); code spans in a cell (`` `x` ``) stay code spans, and the text around them is
+    shown literally too (`` `bug`: attends to <pad> `` keeps its ``<pad>``).
     """
+    import re
+
     from IPython.display import Markdown
 
     def cell(value) -> str:
         value = str(value)
-        return value if not escape or value.startswith("`") else _escape_markdown(value)
+        if not escape:
+            return value
+        parts = re.split(r"(`[^`]+`)", value)  # odd parts are code spans
+        return "".join(p if i % 2 else _escape_markdown(p) for i, p in enumerate(parts))
 
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
