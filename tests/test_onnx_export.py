@@ -298,6 +298,10 @@ def test_live_translator_html_marks_a_box():
     assert "&quot;hi&quot; &lt;now&gt;" in box
     assert MARKER in live_translator(static=True).data
     assert MARKER not in live_translator(static=False).data
+    assert "data-kind" not in box  # cross-attention first, by default
+    assert 'data-kind="encoder"' in live_translator_html("Hi.", kind="encoder")
+    with pytest.raises(ValueError, match="kind must be one of encoder, decoder, cross"):
+        live_translator_html("Hi.", kind="self")
 
 
 # ----------------------------------------------------------------------- built files

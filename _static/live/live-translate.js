@@ -519,7 +519,10 @@
     this.kind = select("live-attention-kind", "attention", KINDS.map(function (k) {
       return [k.key, k.label];
     }), "attention shown in the maps (kind)");
-    this.kind.select.value = "cross";
+    // The attention the maps show first: the box's data-kind, else cross-attention.
+    var first = root.getAttribute("data-kind");
+    this.kind.select.value = KINDS.some(function (k) { return k.key === first; })
+      ? first : "cross";
     this.layer = select("live-attention-layer", "layer", [[0, "0"]], "layer shown in the maps");
     this.head = select("live-attention-head", "head", [["all", "all heads"]],
       "head shown in the maps");

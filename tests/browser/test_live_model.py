@@ -24,6 +24,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from book_pages import HTML_DIR  # noqa: E402
+from page_checks import wait_for_translators  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -555,3 +556,15 @@ def test_chapter_11_has_a_working_box_with_every_switch(open_live, translator, p
     assert order & 4, "the in-browser box should follow the first explorer"
     assert not live.console_errors, live.console_errors
     assert not live.failures, live.failures
+
+
+def test_chapter_4_box_opens_on_the_encoder_self_attention(visit):
+    """Chapter 4 is about the encoder's heads: its box shows them first (data-kind)."""
+    page = visit("chapters/04_multi_head_attention").page
+    wait_for_translators(page)
+    box = page.locator(BOX).first
+    assert box.get_attribute("data-load-error") is None, box.inner_text()
+    assert box.get_attribute("data-kind") == "encoder"
+    assert box.locator('[data-testid="live-attention-kind"]').input_value() == "encoder"
+    assert box.locator('[data-testid="live-attention"]').get_attribute("data-kind") == "encoder"
+    assert box.locator('[data-testid="live-attention-layer"]').input_value() == "0"

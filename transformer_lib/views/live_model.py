@@ -24,20 +24,35 @@ DEFAULT_EXAMPLE = "The children are playing in the garden."
 MARKER = "data-live-translate"
 
 
-def live_translator_html(example: str = DEFAULT_EXAMPLE, *, switches_open: bool = True) -> str:
+#: The kinds of attention the box draws (its "attention" menu), by key.
+KINDS = ("encoder", "decoder", "cross")
+
+
+def live_translator_html(
+    example: str = DEFAULT_EXAMPLE, *, switches_open: bool = True, kind: str = "cross"
+) -> str:
     """The HTML of one translator box (filled in by ``live-translate.js``).
 
     Args:
         example: the sentence typed in the box when the page opens (translated at once).
         switches_open: show the head on/off switches unfolded.
+        kind: the attention its maps show first: ``"encoder"`` (self-attention),
+            ``"decoder"`` (self-attention) or ``"cross"``; the reader can switch.
 
     Returns:
         A ``<div>`` that says what it is until the script has built the box, and that
         says why if the script cannot run.
+
+    Raises:
+        ValueError: for a ``kind`` that is not one of :data:`KINDS`.
     """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     attrs = f'class="live-translate" {MARKER} data-example="{html.escape(example, quote=True)}"'
     if not switches_open:
         attrs += ' data-switches="closed"'
+    if kind != "cross":
+        attrs += f' data-kind="{kind}"'
     return (
         f"<div {attrs}>\n"
         '<p class="lt-fallback">Loading the in-browser translator…</p>\n'
