@@ -70,6 +70,22 @@ PANEL_COLOURS = """(selector) => {
 }"""
 
 
+# After a change of theme: two frames (so the theme's colour transitions have started),
+# then until every running transition has ended (at most 3 s). A fixed wait measured the
+# search button's text half-way through its transition on a busy machine.
+THEME_SETTLED = """async () => {
+  const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+  await frame(); await frame();
+  const done = Promise.all(document.getAnimations().map((a) => a.finished.catch(() => null)));
+  await Promise.race([done, new Promise((r) => setTimeout(r, 3000))]);
+  await frame();
+}"""
+
+
+def _theme_settled(page) -> None:
+    page.evaluate(THEME_SETTLED)
+
+
 def _save_panels(page, page_name: str) -> None:
     """Screenshots of the page's first few panels, as dark mode shows them."""
     shots = page.locator(PANELS)
@@ -86,7 +102,7 @@ def test_dark_mode_keeps_figures_explorers_and_views_readable(visit, page_name):
     wait_for_translators(page)
     page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; }")
     try:
-        page.wait_for_timeout(150)
+        _theme_settled(page)
         contrast = axe(page, rules=["color-contrast"])
         panels = page.evaluate(PANEL_COLOURS, PANELS)
         dark_panels = [p["what"] for p in panels if p["background"] < 0.6 or p["text"] > 0.2]
@@ -94,6 +110,6 @@ def test_dark_mode_keeps_figures_explorers_and_views_readable(visit, page_name):
             _save_panels(page, page_name)
     finally:
         page.evaluate("() => { document.documentElement.dataset.theme = 'light'; }")
-        page.wait_for_timeout(50)
+        _theme_settled(page)
     assert not contrast, f"{page_name} in dark mode:" + _report(contrast)
     assert not dark_panels, f"{page_name}: panels not light in dark mode: {dark_panels}"
