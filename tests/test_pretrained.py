@@ -139,3 +139,17 @@ def test_regular_install_carries_the_shipped_data():
     missing = [name for name in in_data if name not in shipped]
     assert not missing, f"add {missing} to [tool.setuptools.data-files] in pyproject.toml"
     assert all((root / name).is_file() for name in shipped), "pyproject lists a missing file"
+
+
+def test_training_time_gives_wall_clock_and_cpu_minutes():
+    from transformer_lib.pipeline.pretrained import training_time
+
+    alone = {"elapsed_s": 600, "cpu_s": 570, "torch_threads": 1}
+    assert training_time(alone) == "10 minutes of wall-clock time (about 10 CPU-minutes)"
+    shared = {"elapsed_s": 4476, "cpu_s": 2375, "torch_threads": 1}
+    assert training_time(shared) == (
+        "75 minutes of wall-clock time (about 40 CPU-minutes: other programs shared the cores)"
+    )
+    # Two threads busy all the time use twice the wall-clock time in CPU time.
+    assert "shared" not in training_time({"elapsed_s": 600, "cpu_s": 1150, "torch_threads": 2})
+    assert "shared" in training_time({"elapsed_s": 600, "cpu_s": 900, "torch_threads": 2})

@@ -39,6 +39,7 @@ __all__ = [
     "Translation",
     "Translator",
     "load_pretrained",
+    "training_time",
 ]
 
 #: The shipped weights, relative to the repository that holds this package.
@@ -243,3 +244,26 @@ def load_pretrained(
     model, ckpt = load_model(path, device)
     tokenizer = tokenizer_from_checkpoint(ckpt, path)
     return Translator(model, tokenizer, ckpt, path)
+
+
+def training_time(state: dict[str, Any]) -> str:
+    """How long a run took, in the book's one wording: wall-clock minutes, then CPU-minutes.
+
+    Args:
+        state: a checkpoint's ``"state"`` (:attr:`Translator.training_state`), with
+            ``elapsed_s``, ``cpu_s`` and ``torch_threads`` as the trainer records them.
+
+    Returns:
+        e.g. ``"75 minutes of wall-clock time (about 40 CPU-minutes: other programs
+        shared the cores)"``; the last clause only when the run's threads computed less
+        than 90% of the time (a machine it shared).
+
+    Example:
+        >>> training_time({"elapsed_s": 600, "cpu_s": 540, "torch_threads": 1})
+        '10 minutes of wall-clock time (about 9 CPU-minutes)'
+    """
+    wall, cpu = state["elapsed_s"] / 60, state["cpu_s"] / 60
+    threads = state.get("torch_threads", 1) or 1
+    shared = cpu < 0.9 * wall * threads
+    reason = ": other programs shared the cores" if shared else ""
+    return f"{wall:.0f} minutes of wall-clock time (about {cpu:.0f} CPU-minutes{reason})"
