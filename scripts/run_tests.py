@@ -115,8 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         for run in waiting:
             deadline = time.monotonic() + 30
             while not run.poll():
-                if time.monotonic() > deadline:
-                    run.process.kill()
+                if deadline is not None and time.monotonic() > deadline:
+                    run.process.kill()  # once: it has had 30 s to stop on its own
+                    deadline = None
                 time.sleep(0.2)
             report(run)
         print("\nInterrupted: the reports above are as far as each suite got.", flush=True)

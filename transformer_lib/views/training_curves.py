@@ -432,23 +432,24 @@ def plot_quality_per_minute(
         ("library", "transformer_lib train, its defaults", OKABE_ITO[0], "o", "-", (0, 7)),
         ("plain", "plain nn.Transformer loop", OKABE_ITO[1], "s", "--", (0, -15)),
     )
+    highest = 0.0  # the highest BLEU drawn
     for key, label, colour, marker, style, offset in sides:
         points = sorted((float(r[key]["cpu_minutes"]), float(r[key]["bleu"])) for r in rows)
         x, y = zip(*points)
+        highest = max(highest, *y)
         ax.plot(x, y, style, marker=marker, color=colour, label=label, linewidth=1.8)
         for xi, yi in points:
             ax.annotate(f"{yi:.1f}", (xi, yi), textcoords="offset points", xytext=offset,
                         ha="center", fontsize=9, color=colour)  # fmt: skip
     if shipped is not None:
+        highest = max(highest, float(shipped["bleu"]))
         label = shipped.get("label", "shipped")
         ax.plot([shipped["cpu_minutes"]], [shipped["bleu"]], marker="*", markersize=13,
                 linestyle="none", color=OKABE_ITO[5], label=label)  # fmt: skip
     ax.set_xlabel("CPU-minutes of training (one thread)")
     ax.set_ylabel("test BLEU (greedy, all references)")
-    # Room above the highest point for its marker and value (the star was cut at the top).
-    highest = max(max(float(r[k]["bleu"]) for r in rows for k in ("library", "plain")),
-                  float(shipped["bleu"]) if shipped is not None else 0.0)  # fmt: skip
     ax.set_xlim(left=0)
+    # Room above the highest point for its marker and value (the star was cut at the top).
     ax.set_ylim(0, highest * 1.12)
     ax.set_title(title)
     ax.legend(loc="lower right")
