@@ -183,7 +183,13 @@ def test_old_checkpoint_resumes_with_a_note(run_copy, corpus_reads, capsys, monk
 
 @pytest.mark.parametrize(
     "flags",
-    [["--dropout", "0.2"], ["--tokenizer", "data/tokenizer.json"], ["--clip-norm", "1"]],
+    [
+        ["--dropout", "0.2"],
+        ["--tokenizer", "data/tokenizer.json"],
+        ["--clip-norm", "1"],
+        ["--activation", "relu"],
+        ["--norm", "layer"],
+    ],
 )
 def test_resume_accepts_the_runs_own_values(run_copy, flags, monkeypatch):
     out, _ = run_copy
@@ -205,6 +211,9 @@ def test_resume_accepts_the_runs_own_values(run_copy, flags, monkeypatch):
         (["--warmup", "9"], "which used 10"),  # the budget recipe's shortest warm-up
         (["--checkpoint-every", "5"], "which used none (the default)"),
         (["--preset", "base"], "which used tiny"),
+        (["--norm-first"], "which used no --norm-first"),
+        (["--activation", "swiglu"], "which used relu"),
+        (["--norm", "rms"], "which used layer"),
     ],
 )
 def test_resume_conflicts_name_the_runs_value(run_copy, capsys, no_corpus_read, flags, used):
@@ -214,6 +223,28 @@ def test_resume_conflicts_name_the_runs_value(run_copy, capsys, no_corpus_read, 
     err = one_line_error(capsys)
     assert f"error: {' '.join(flags)} conflicts with the run being resumed" in err
     assert used in err
+
+
+def test_train_builds_the_variant_the_flags_ask_for_and_resume_keeps_it(tmp_path, capsys):
+    from torch import nn
+
+    from transformer_lib.pipeline.checkpoints import load_model
+
+    corpus = write_pairs(tmp_path / "pairs.tsv", "Tom is", "Tom ist")
+    out = tmp_path / "variant"
+    flags = ["--norm-first", "--activation", "swiglu", "--norm", "rms"]
+    args = ["train", "--out", str(out), "--corpus", str(corpus), *QUIET]
+    assert main([*args, "--max-steps", "2", *flags]) == 0
+    assert "tiny preset, pre-LN, swiglu FFN, RMSNorm, " in capsys.readouterr().out
+    config = load_checkpoint(out / "checkpoint.pt")["config"]
+    assert (config["norm_first"], config["activation"], config["norm"]) == (True, "swiglu", "rms")
+    model, _ = load_model(out / "checkpoint.pt")
+    assert isinstance(model.encoder.norm, nn.RMSNorm)  # pre-LN's final norm, of the kind asked
+    assert model.decoder.layers[0].ffn.activation == "swiglu"
+    resume = ["train", "--out", str(out), "--resume", *QUIET[:1], "--max-steps", "3"]
+    assert main([*resume, *flags]) == 0  # the run's own values are accepted
+    assert main([*resume[:-1], "4", "--norm", "layer"]) == 2
+    assert "--norm layer conflicts with the run being resumed" in one_line_error(capsys)
 
 
 def test_resume_with_another_tokenizer_is_refused(run_copy, capsys, no_corpus_read, tmp_path):

@@ -106,3 +106,66 @@ def test_the_shipped_architecture_is_unchanged():
     assert all(
         isinstance(m, nn.LayerNorm) for n, m in model.named_modules() if n.endswith("block.norm")
     )
+
+
+@pytest.mark.parametrize("arch", ["encoder-decoder", "decoder-only"])
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
+def test_config_switches_every_layer_to_swiglu_and_rmsnorm(arch, norm_first):
+    from transformer_lib import DecoderOnlyTransformer
+
+    cfg = TransformerConfig.tiny(60, d_model=32, n_heads=4, d_ff=48, max_len=16)
+    cfg = cfg.replace(activation="swiglu", norm="rms", norm_first=norm_first)
+    torch.manual_seed(5)
+    model = (Transformer if arch == "encoder-decoder" else DecoderOnlyTransformer)(cfg)
+    ffns = [m for m in model.modules() if isinstance(m, PositionwiseFeedForward)]
+    norms = [m for m in model.modules() if isinstance(m, (nn.LayerNorm, nn.RMSNorm))]
+    assert ffns and all(f.activation == "swiglu" for f in ffns)
+    assert norms and all(isinstance(m, nn.RMSNorm) for m in norms)
+    # pre-LN ends each stack with a norm of the same kind
+    stacks = [model.encoder, model.decoder] if arch == "encoder-decoder" else [model.blocks]
+    for stack in stacks:
+        assert isinstance(stack.norm, nn.RMSNorm if norm_first else nn.Identity)
+    # the config survives a checkpoint's round trip and trains (gradients reach every weight)
+    assert TransformerConfig.from_dict(cfg.to_dict()) == cfg
+    ids = torch.randint(4, 60, (2, 7))
+    out = model(ids, ids) if arch == "encoder-decoder" else model(ids)
+    out.float().sum().backward()
+    assert all(p.grad is not None for p in model.parameters() if p.requires_grad)
+
+
+def test_config_rejects_an_unknown_activation_or_norm_naming_the_choices():
+    with pytest.raises(ValueError, match=r"activation='tanh' must be one of .*'relu' is the"):
+        TransformerConfig.tiny(60, activation="tanh")
+    with pytest.raises(ValueError, match=r"norm='batch' must be one of .*'layer' is the"):
+        TransformerConfig.tiny(60, norm="batch")
+
+
+def test_old_checkpoint_configs_load_as_the_papers_architecture():
+    old = TransformerConfig.tiny(60).to_dict()
+    del old["activation"], old["norm"]  # written before the two fields existed
+    cfg = TransformerConfig.from_dict(old)
+    assert (cfg.activation, cfg.norm) == ("relu", "layer")
+
+
+def test_torch_mirror_takes_gelu_and_refuses_what_it_cannot_hold():
+    from transformer_lib.components.reference import (
+        torch_encoder_from,
+        torch_reference_logits,
+        torch_transformer_from,
+    )
+
+    cfg = TransformerConfig.tiny(60, d_model=32, n_heads=4, d_ff=48, max_len=16, dropout=0.0)
+    torch.manual_seed(6)
+    model = Transformer(cfg.replace(activation="gelu")).eval()
+    src, tgt = torch.randint(4, 60, (2, 7)), torch.randint(4, 60, (2, 5))
+    with torch.no_grad():
+        ref = torch_transformer_from(model).eval()
+        torch.testing.assert_close(
+            model(src, tgt), torch_reference_logits(model, ref, src, tgt), atol=2e-5, rtol=1e-4
+        )
+    for change in ({"activation": "swiglu"}, {"norm": "rms"}):
+        other = Transformer(cfg.replace(**change))
+        with pytest.raises(ValueError, match="cannot mirror"):
+            torch_transformer_from(other)
+        with pytest.raises(ValueError, match="cannot mirror"):
+            torch_encoder_from(other.encoder)

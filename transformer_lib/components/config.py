@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from .feedforward import ACTIVATIONS, NORMS
+
 
 @dataclass
 class TransformerConfig:
@@ -35,6 +37,8 @@ class TransformerConfig:
     share_embeddings: bool = True  # tie source, target and pre-softmax weights (§3.4)
     positional: str = "sinusoidal"  # "sinusoidal" (§3.5) or "learned"
     layer_norm_eps: float = 1e-5  # LayerNorm epsilon (PyTorch's default)
+    activation: str = "relu"  # the FFN's: "relu" (§3.3, the paper), "gelu" or "swiglu"
+    norm: str = "layer"  # every sub-layer's norm: "layer" (§3.1, the paper) or "rms" (RMSNorm)
 
     def __post_init__(self) -> None:
         problems = []
@@ -50,6 +54,13 @@ class TransformerConfig:
             problems.append(f"dropout={self.dropout} must be in [0, 1)")
         if self.positional not in ("sinusoidal", "learned"):
             problems.append(f"positional={self.positional!r} must be 'sinusoidal' or 'learned'")
+        if self.activation not in ACTIVATIONS:
+            problems.append(
+                f"activation={self.activation!r} must be one of {ACTIVATIONS} "
+                "('relu' is the paper's)"
+            )
+        if self.norm not in NORMS:
+            problems.append(f"norm={self.norm!r} must be one of {NORMS} ('layer' is the paper's)")
         for name in ("vocab_size", "d_ff", "max_len"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive, got {getattr(self, name)}")

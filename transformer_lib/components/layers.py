@@ -10,8 +10,13 @@ from __future__ import annotations
 from torch import Tensor, nn
 
 from .config import TransformerConfig
-from .feedforward import PositionwiseFeedForward, SublayerConnection
+from .feedforward import PositionwiseFeedForward, SublayerConnection, make_norm
 from .multihead import MultiHeadAttention
+
+
+def _sublayer(c: TransformerConfig) -> SublayerConnection:
+    """One residual sub-layer as the config asks: post-/pre-LN, LayerNorm or RMSNorm."""
+    return SublayerConnection(c.d_model, c.dropout, c.norm_first, c.layer_norm_eps, c.norm)
 
 
 class EncoderLayer(nn.Module):
@@ -28,9 +33,9 @@ class EncoderLayer(nn.Module):
         super().__init__()
         c = config
         self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, c.dropout)
-        self.ffn = PositionwiseFeedForward(c.d_model, c.d_ff, c.dropout)
-        self.attn_block = SublayerConnection(c.d_model, c.dropout, c.norm_first, c.layer_norm_eps)
-        self.ffn_block = SublayerConnection(c.d_model, c.dropout, c.norm_first, c.layer_norm_eps)
+        self.ffn = PositionwiseFeedForward(c.d_model, c.d_ff, c.dropout, c.activation)
+        self.attn_block = _sublayer(c)
+        self.ffn_block = _sublayer(c)
 
     def forward(
         self,
@@ -60,10 +65,10 @@ class DecoderLayer(nn.Module):
         c = config
         self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, c.dropout)
         self.cross_attn = MultiHeadAttention(c.d_model, c.n_heads, c.dropout)
-        self.ffn = PositionwiseFeedForward(c.d_model, c.d_ff, c.dropout)
-        self.self_block = SublayerConnection(c.d_model, c.dropout, c.norm_first, c.layer_norm_eps)
-        self.cross_block = SublayerConnection(c.d_model, c.dropout, c.norm_first, c.layer_norm_eps)
-        self.ffn_block = SublayerConnection(c.d_model, c.dropout, c.norm_first, c.layer_norm_eps)
+        self.ffn = PositionwiseFeedForward(c.d_model, c.d_ff, c.dropout, c.activation)
+        self.self_block = _sublayer(c)
+        self.cross_block = _sublayer(c)
+        self.ffn_block = _sublayer(c)
 
     def forward(
         self,
@@ -123,10 +128,10 @@ class Encoder(nn.Module):
 
 
 def final_norm(config: TransformerConfig) -> nn.Module:
-    """The LayerNorm after the last layer of a pre-LN stack; nothing (identity) in post-LN,
-    where every sub-layer already ends with one."""
+    """The norm after the last layer of a pre-LN stack (``config.norm``: LayerNorm or
+    RMSNorm); nothing (identity) in post-LN, where every sub-layer already ends with one."""
     if config.norm_first:
-        return nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        return make_norm(config.d_model, config.norm, config.layer_norm_eps)
     return nn.Identity()
 
 

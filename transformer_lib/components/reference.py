@@ -72,6 +72,7 @@ def torch_transformer_from(model: Transformer) -> nn.Transformer:
     post-LN (the paper) this library does not, so that norm is replaced by an identity.
     """
     c: TransformerConfig = model.config
+    _check_torch_can_mirror(c.activation, c.norm)
     with warnings.catch_warnings():  # its note that pre-LN disables nested tensors
         warnings.simplefilter("ignore", UserWarning)
         ref = nn.Transformer(
@@ -81,6 +82,7 @@ def torch_transformer_from(model: Transformer) -> nn.Transformer:
             num_decoder_layers=c.n_decoder_layers,
             dim_feedforward=c.d_ff,
             dropout=c.dropout,
+            activation=c.activation,
             layer_norm_eps=c.layer_norm_eps,
             batch_first=True,
             norm_first=c.norm_first,
@@ -99,6 +101,16 @@ def torch_transformer_from(model: Transformer) -> nn.Transformer:
         else:
             stack.norm = nn.Identity()
     return ref.train(model.training)
+
+
+def _check_torch_can_mirror(activation: str, norm: str) -> None:
+    """``nn.Transformer`` has ReLU or GELU and LayerNorm only: refuse what it cannot hold."""
+    if activation not in ("relu", "gelu") or norm != "layer":
+        raise ValueError(
+            f"torch.nn.Transformer cannot mirror activation={activation!r}, norm={norm!r}: it "
+            "has only a ReLU or GELU feed-forward network and LayerNorm. Compare a model built "
+            "with activation='relu' or 'gelu' and norm='layer'."
+        )
 
 
 def _copy_encoder_layer(ours: EncoderLayer, theirs: nn.TransformerEncoderLayer) -> None:
@@ -143,6 +155,7 @@ def torch_encoder_from(stack: Encoder) -> nn.TransformerEncoder:
     post-LN (where this library's stack ends with the last layer's own LayerNorm).
     """
     first: EncoderLayer = stack.layers[0]
+    _check_torch_can_mirror(first.ffn.activation, "layer" if _is_layer_norm(first) else "rms")
     pre_ln = isinstance(stack.norm, nn.LayerNorm)
     d_model = first.self_attn.d_model
     with warnings.catch_warnings():  # its note that pre-LN disables nested tensors
@@ -152,6 +165,7 @@ def torch_encoder_from(stack: Encoder) -> nn.TransformerEncoder:
             first.self_attn.n_heads,
             dim_feedforward=first.ffn.linear1.out_features,
             dropout=first.self_attn.dropout,
+            activation=first.ffn.activation,
             layer_norm_eps=first.attn_block.norm.eps,
             batch_first=True,
             norm_first=first.attn_block.norm_first,
@@ -164,6 +178,10 @@ def torch_encoder_from(stack: Encoder) -> nn.TransformerEncoder:
     if pre_ln:
         _copy_linear(stack.norm, ref.norm)
     return ref.train(stack.training)
+
+
+def _is_layer_norm(layer: EncoderLayer) -> bool:
+    return isinstance(layer.attn_block.norm, nn.LayerNorm)
 
 
 def torch_decoder_only_from(model: DecoderOnlyTransformer) -> nn.TransformerEncoder:

@@ -22,6 +22,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..components.feedforward import ACTIVATIONS, NORMS
 from . import check_command
 from . import cli_checks as checks
 from .cli_checks import UsageError
@@ -156,6 +157,20 @@ def _build_parser() -> argparse.ArgumentParser:
     t.add_argument("--label-smoothing", type=float, help="ε_ls, §5.4 (default: 0.1)")
     t.add_argument("--clip-norm", type=float, help="gradient clipping, 0 = off (default: 1)")
     t.add_argument("--dropout", type=float, help="override the preset's dropout")
+    t.add_argument(
+        "--norm-first",
+        action="store_true",
+        default=None,
+        help="pre-LN: normalise each sub-layer's input (default: post-LN, the paper's)",
+    )
+    t.add_argument(
+        "--activation",
+        choices=ACTIVATIONS,
+        help="the feed-forward network's (default: relu, the paper's)",
+    )
+    t.add_argument(
+        "--norm", choices=NORMS, help="layer = LayerNorm (default, the paper's), rms = RMSNorm"
+    )
     t.add_argument(
         "--layers",
         type=int,
@@ -415,7 +430,7 @@ def _train(args: argparse.Namespace, out: Path) -> int:
                 run["checkpoint_every"] = recipe.checkpoint_every
         tok_path = Path(args.tokenizer) if args.tokenizer else DEFAULT_TOKENIZER_PATH
         tokenizer = Tokenizer.load(tok_path)
-        overrides = {} if args.dropout is None else {"dropout": args.dropout}
+        overrides = {k: getattr(args, k) for k in checks.ARCHITECTURE_FLAGS if k in explicit}
         config = getattr(TransformerConfig, run["preset"])(tokenizer.vocab_size, **overrides)
         if run["arch"] == "decoder-only":
             blocks = args.layers or config.n_encoder_layers + config.n_decoder_layers + 1
@@ -445,7 +460,8 @@ def _train(args: argparse.Namespace, out: Path) -> int:
     model = build_model(run, config)
     if rank == 0:
         print(
-            f"model: {run['arch']}, {run['preset']} preset, {count_parameters(model):,} "
+            f"model: {run['arch']}, {run['preset']} preset{checks.variant_note(config)}, "
+            f"{count_parameters(model):,} "
             f"parameters | train {len(train_set):,} pairs, valid {len(valid_set):,} | "
             f"device {device}, {torch.get_num_threads()} threads"
             + (f", {world} processes ({backend})" if (backend := process_group_backend()) else "")

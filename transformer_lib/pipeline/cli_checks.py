@@ -305,6 +305,21 @@ def _same(name: str, before: Any, value: Any) -> bool:
     return before == value
 
 
+#: The model-config flags of ``train``, with what a checkpoint that lacks one used.
+ARCHITECTURE_FLAGS = {"dropout": None, "norm_first": False, "activation": "relu", "norm": "layer"}
+
+
+def variant_note(config: Any) -> str:
+    """``", pre-LN, swiglu FFN, RMSNorm"``: where a model config leaves the paper's
+    architecture (post-LN, ReLU, LayerNorm); empty for the paper's."""
+    parts = ["pre-LN"] if config.norm_first else []
+    if config.activation != ARCHITECTURE_FLAGS["activation"]:
+        parts.append(f"{config.activation} FFN")
+    if config.norm != ARCHITECTURE_FLAGS["norm"]:
+        parts.append("RMSNorm")
+    return "".join(f", {p}" for p in parts)
+
+
 def resume_conflicts(
     args: argparse.Namespace,
     explicit: Iterable[str],
@@ -325,19 +340,21 @@ def resume_conflicts(
         run, saved: The checkpoint's ``state["run"]`` and ``state["training_config"]``.
         may_change: Settings a resumed run may change (its budget).
         path: The checkpoint resumed from.
-        config: The checkpoint's model config (for ``--dropout`` and ``--layers``).
+        config: The checkpoint's model config (for ``--dropout``, ``--norm-first``,
+            ``--activation``, ``--norm`` and ``--layers``).
         tokenizer_sha256: The sha256 of its embedded tokenizer (for ``--tokenizer``).
     """
     config = config or {}
-    fixed = {"preset", "arch", "prefix_lm", "layers", "dropout", "tokenizer", "amp"}
+    fixed = {"preset", "arch", "prefix_lm", "layers", "tokenizer", "amp", *ARCHITECTURE_FLAGS}
     fixed |= set(saved) - {"device", "progress"}
     for name in sorted(set(explicit) & fixed - set(may_change)):
         value = getattr(args, name)
         if name == "tokenizer":
             _resume_tokenizer(value, tokenizer_sha256, path)
             continue
-        if name == "dropout":
-            before, known = config.get("dropout"), "dropout" in config
+        if name in ARCHITECTURE_FLAGS:  # a config written before a field existed: the paper's
+            before = config.get(name, ARCHITECTURE_FLAGS[name])
+            known = before is not None
         elif name == "layers":
             before = run.get("layers", config.get("n_decoder_layers"))
             known = before is not None
