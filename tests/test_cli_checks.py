@@ -56,6 +56,7 @@ def _bad_train_args(tmp_path: Path) -> list[tuple[list[str], str]]:
         (["--out", run, "--max-steps", "5", "--layers", "3"], "--layers"),
         (["--out", run, "--max-steps", "5", "--max-tokens", "2"], "--max-tokens"),
         (["--out", run, "--max-steps", "5", "--dropout", "1"], "--dropout"),
+        (["--out", run, "--max-steps", "5", "--d-ff", "0"], "--d-ff"),
         (["--out", run, "--max-steps", "5", "--checkpoint-minutes", "-1"], "--checkpoint-minutes"),
         (["--out", run, "--max-steps", "5", "--keep-checkpoints", "-2"], "--keep-checkpoints"),
         (["--out", run], "--minutes, --max-steps or --cpu-minutes"),
@@ -107,6 +108,19 @@ def test_bad_evaluate_arguments_fail_before_any_work(tmp_path, capsys, no_work, 
     args = [a.format(**fill) for a in args]
     assert main(["evaluate", *args]) == 2
     assert expected.format(**fill) in _one_line_error(capsys, "evaluate")
+
+
+@pytest.mark.parametrize(
+    "flag, value, choices",
+    [("--activation", "tanh", "'relu', 'gelu', 'swiglu'"), ("--norm", "batch", "'layer', 'rms'")],
+)
+def test_an_unknown_architecture_choice_names_the_choices(tmp_path, capsys, flag, value, choices):
+    with pytest.raises(SystemExit) as exc:
+        main(["train", "--out", str(tmp_path / "r"), "--max-steps", "3", flag, value])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"argument {flag}: invalid choice: '{value}'" in err
+    assert choices in err and not (tmp_path / "r").exists()
 
 
 def test_bad_snapshot_steps_are_a_usage_error(tmp_path, capsys):

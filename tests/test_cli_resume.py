@@ -214,6 +214,7 @@ def test_resume_accepts_the_runs_own_values(run_copy, flags, monkeypatch):
         (["--norm-first"], "which used no --norm-first"),
         (["--activation", "swiglu"], "which used relu"),
         (["--norm", "rms"], "which used layer"),
+        (["--d-ff", "344"], "which used 512"),
     ],
 )
 def test_resume_conflicts_name_the_runs_value(run_copy, capsys, no_corpus_read, flags, used):
@@ -232,12 +233,13 @@ def test_train_builds_the_variant_the_flags_ask_for_and_resume_keeps_it(tmp_path
 
     corpus = write_pairs(tmp_path / "pairs.tsv", "Tom is", "Tom ist")
     out = tmp_path / "variant"
-    flags = ["--norm-first", "--activation", "swiglu", "--norm", "rms"]
+    flags = ["--norm-first", "--activation", "swiglu", "--norm", "rms", "--d-ff", "344"]
     args = ["train", "--out", str(out), "--corpus", str(corpus), *QUIET]
     assert main([*args, "--max-steps", "2", *flags]) == 0
     assert "tiny preset, pre-LN, swiglu FFN, RMSNorm, " in capsys.readouterr().out
     config = load_checkpoint(out / "checkpoint.pt")["config"]
     assert (config["norm_first"], config["activation"], config["norm"]) == (True, "swiglu", "rms")
+    assert config["d_ff"] == 344
     model, _ = load_model(out / "checkpoint.pt")
     assert isinstance(model.encoder.norm, nn.RMSNorm)  # pre-LN's final norm, of the kind asked
     assert model.decoder.layers[0].ffn.activation == "swiglu"

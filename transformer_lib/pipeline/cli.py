@@ -158,6 +158,12 @@ def _build_parser() -> argparse.ArgumentParser:
     t.add_argument("--clip-norm", type=float, help="gradient clipping, 0 = off (default: 1)")
     t.add_argument("--dropout", type=float, help="override the preset's dropout")
     t.add_argument(
+        "--d-ff",
+        type=int,
+        help="the FFN's inner width (default: the preset's; about 2/3 of it keeps SwiGLU's "
+        "parameter count)",
+    )
+    t.add_argument(
         "--norm-first",
         action="store_true",
         default=None,

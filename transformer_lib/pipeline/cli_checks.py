@@ -158,6 +158,7 @@ def train_numbers(args: argparse.Namespace) -> None:
         "label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)"),
         "clip_norm": (lambda v: v >= 0, ">= 0 (0 = off)"),
         "dropout": (lambda v: 0 <= v < 1, "in [0, 1)"),
+        "d_ff": (lambda v: v >= 1, ">= 1"),
         "threads": (lambda v: v >= 1, ">= 1"),
         "layers": (lambda v: v >= 1, ">= 1"),
         "eval_every": (lambda v: v >= 0, ">= 0 (0 = only at the end)"),
@@ -306,7 +307,13 @@ def _same(name: str, before: Any, value: Any) -> bool:
 
 
 #: The model-config flags of ``train``, with what a checkpoint that lacks one used.
-ARCHITECTURE_FLAGS = {"dropout": None, "norm_first": False, "activation": "relu", "norm": "layer"}
+ARCHITECTURE_FLAGS = {
+    "dropout": None,
+    "d_ff": None,
+    "norm_first": False,
+    "activation": "relu",
+    "norm": "layer",
+}
 
 
 def variant_note(config: Any) -> str:
@@ -340,7 +347,7 @@ def resume_conflicts(
         run, saved: The checkpoint's ``state["run"]`` and ``state["training_config"]``.
         may_change: Settings a resumed run may change (its budget).
         path: The checkpoint resumed from.
-        config: The checkpoint's model config (for ``--dropout``, ``--norm-first``,
+        config: The checkpoint's model config (for ``--dropout``, ``--d-ff``, ``--norm-first``,
             ``--activation``, ``--norm`` and ``--layers``).
         tokenizer_sha256: The sha256 of its embedded tokenizer (for ``--tokenizer``).
     """
