@@ -337,6 +337,27 @@ def test_attention_static(translator):
     assert any(explorers.KERNEL_NOTE in n for n in notes)
 
 
+def test_attention_cross_rows_are_the_tokens_being_written(translator):
+    from transformer_lib.views.explorers import attention as attention_module
+    from transformer_lib.views.explorers.model_runs import _translate
+
+    run = _translate(translator, explorers.EXAMPLE_SENTENCES[0])
+    drawn = {}
+
+    class Grid:
+        def render(self, mats, q, k, *, title, **kw):
+            drawn.update(q=list(q), k=list(k), title=title)
+            return b""
+
+    attention_module._attention_png(Grid(), run, "cross", 0, None, False)
+    # row i reads <bos> + translation[i] and writes translation[i], <eos> last
+    assert drawn["q"] == run.written_tokens and drawn["q"][:-1] == run.tgt_tokens[1:]
+    assert drawn["k"] == run.src_tokens
+    assert "German token being written" in drawn["title"] and "English" in drawn["title"]
+    attention_module._attention_png(Grid(), run, "decoder", 0, None, False)
+    assert drawn["q"] == drawn["k"] == run.tgt_tokens and "written" not in drawn["title"]
+
+
 def test_head_ablation_static_restores_gates(translator, few_states):
     model = translator.model
     model.reset_head_gates()

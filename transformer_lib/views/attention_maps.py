@@ -137,8 +137,11 @@ def _heatmap_grid(
     ncols: int,
     annotate: bool = False,
     fmt: str = ".2f",
+    panel_inches: float | None = None,
 ) -> Figure:
-    """Shared code for head grids: ``mats`` is ``(n_panels, Tq, Tk)`` laid out row-major."""
+    """Shared code for head grids: ``mats`` is ``(n_panels, Tq, Tk)`` laid out row-major.
+
+    ``panel_inches`` fixes the side of each panel (default: grows with the token count)."""
     n, tq, tk = mats.shape
     hint = _swap_hint(query_tokens, key_tokens, tq, tk)
     y_labels = _token_labels(query_tokens, tq, "query_tokens", func, hint)
@@ -153,7 +156,9 @@ def _heatmap_grid(
     ncols = max(1, min(ncols, n))
     nrows = math.ceil(n / ncols)
     label_room = 0.9 if y_labels is not None else 0.5
-    cell = float(np.clip(0.22 * max(tq, tk) + 0.8, 1.6, 3.6))
+    if panel_inches is not None and not 1.0 <= panel_inches <= 4.0:
+        raise ValueError(f"{func}: panel_inches={panel_inches} must lie in [1, 4] inches.")
+    cell = panel_inches or float(np.clip(0.22 * max(tq, tk) + 0.8, 1.6, 3.6))
     cell = min(cell, (13.0 - label_room - 1.3) / ncols, (14.0 - label_room - 0.6) / nrows)
     fig, axes = _new_figure(
         (ncols * cell + label_room + 1.3, nrows * cell + label_room + 0.6),
@@ -173,6 +178,11 @@ def _heatmap_grid(
         used.append(ax)
         bottom = idx + ncols >= n  # nothing drawn below this panel
         _set_token_ticks(ax, x_labels, y_labels, fontsize)
+        if panel_inches is not None and x_labels is not None:
+            # Small panels: upright key labels, which need one line's width per token
+            # where labels at 45° run into their neighbours.
+            for label in ax.get_xticklabels():
+                label.set(rotation=90, ha="center", rotation_mode="default")
         if x_labels is None or y_labels is None:
             _integer_ticks(ax)
         if not bottom:
@@ -211,6 +221,7 @@ def plot_attention_heads(
     vmax: float | None = 1.0,
     head_labels: Sequence[str] | None = None,
     cbar_label: str = "attention weight",
+    panel_inches: float | None = None,
 ) -> Figure:
     """Grid of attention heads of one layer with one shared colour bar (chapters 4, 11).
 
@@ -225,6 +236,8 @@ def plot_attention_heads(
         vmin, vmax: shared colour range (``None`` = data range). Lowering ``vmax``
             brings out weak patterns.
         head_labels: panel titles instead of "head h".
+        panel_inches: side of each panel in inches (1 to 4; default grows with the
+            number of tokens). Smaller panels fit more of them in a row of the page.
     """
     data = _squeeze_to(weights, 3, "weights", "plot_attention_heads", "(H, Tq, Tk)")
     n_heads = data.shape[0]
@@ -247,6 +260,7 @@ def plot_attention_heads(
         col_titles=titles,
         row_labels=None,
         ncols=ncols,
+        panel_inches=panel_inches,
     )
 
 
@@ -261,6 +275,7 @@ def plot_attention_layers_heads(
     vmin: float | None = 0.0,
     vmax: float | None = 1.0,
     cbar_label: str = "attention weight",
+    panel_inches: float | None = None,
 ) -> Figure:
     """Layers x heads grid of attention maps, one shared colour bar (chapter 11).
 
@@ -273,6 +288,7 @@ def plot_attention_layers_heads(
             return_attention=True)`` with a batch of one; or one ``(N, H, Tq, Tk)``
             array.
         query_tokens, key_tokens: labels for rows and columns of every panel.
+        panel_inches: side of each panel in inches, as in :func:`plot_attention_heads`.
     """
     func = "plot_attention_layers_heads"
     if isinstance(weights, (list, tuple)):
@@ -300,6 +316,7 @@ def plot_attention_layers_heads(
         col_titles=titles,
         row_labels=[f"layer {layer}" for layer in range(n_layers)],
         ncols=n_heads,
+        panel_inches=panel_inches,
     )
 
 

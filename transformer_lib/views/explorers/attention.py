@@ -23,6 +23,10 @@ from .model_runs import _KIND_TITLES, _KINDS, EXAMPLE_SENTENCES, _as_translator,
 __all__ = ["attention_explorer"]
 
 
+#: What the rows and columns of a cross-attention frame are.
+_CROSS_AXES = "rows (queries): the German token being written; columns (keys): English tokens"
+
+
 def _run_title(run: _Run) -> str:
     return f"“{run.source}” → “{run.translation}”"
 
@@ -41,11 +45,16 @@ def _attention_png(
 ) -> bytes:
     mats, q, k = run.maps(kind, layer)
     heads = list(range(mats.shape[0])) if head is None else [head]
+    axes = ""
+    if kind == "cross" and len(run.written_tokens) == len(q):
+        # Row i reads German token i and writes token i + 1: name it by what it writes,
+        # the word whose English source an aligning head looks at.
+        q, axes = run.written_tokens, "\n" + _CROSS_AXES
     return grid.render(
         mats[heads],
         q,
         k,
-        title=f"{_run_title(run)}\n{_KIND_TITLES[kind]}, layer {layer}",
+        title=f"{_run_title(run)}\n{_KIND_TITLES[kind]}, layer {layer}{axes}",
         panel_titles=[f"head {h}" for h in heads],
         ncols=math.ceil(math.sqrt(len(heads))),
         palette=palette,
@@ -116,7 +125,8 @@ def attention_explorer(
         return static_explorer(
             title,
             "Pick an example sentence, the kind of attention and the layer. Each panel is one "
-            "head; rows are queries, columns are keys.",
+            "head; rows are queries, columns are keys. In cross-attention the rows are the "
+            "German tokens being written and the columns the English source tokens.",
             [example, text, kind, layer],
             {"example": example, "kind": kind, "layer": layer, "sentence": text},
             [example, kind, layer],
@@ -124,7 +134,9 @@ def attention_explorer(
             note=KERNEL_NOTE,
             alt="Attention heatmaps of the trained model for the chosen sentence, one panel "
             "per head of the chosen layer and kind of attention: rows are query tokens, "
-            "columns key tokens, and brighter cells carry more weight (0 to 1).",
+            "columns key tokens (in cross-attention: rows the German tokens being written, "
+            "columns the English source tokens), and brighter cells carry more weight (0 to "
+            "1).",
         )
 
     head = widgets.Dropdown(
@@ -161,7 +173,8 @@ def attention_explorer(
     box = live_explorer(
         title,
         "Type a sentence and press Enter. Each panel is one head; rows are queries, columns "
-        "are keys.",
+        "are keys. In cross-attention the rows are the German tokens being written and the "
+        "columns the English source tokens.",
         [example, text, kind, widgets.HBox([layer, head])],
         {"example": example, "sentence": text, "kind": kind, "layer": layer, "head": head},
         draw,

@@ -77,6 +77,7 @@ class _Run:
     translation: str
     attention: dict[str, list[np.ndarray]]  # kind -> per layer (H, Tq, Tk)
     notes: list[str] = field(default_factory=list)
+    written_tokens: list[str] = field(default_factory=list)  # what row i wrote: <eos> last
 
     def maps(self, kind: str, layer: int) -> tuple[np.ndarray, list[str], list[str]]:
         """``(weights (H, Tq, Tk), query tokens, key tokens)`` of one layer."""
@@ -140,6 +141,7 @@ def _translate(translator, text: Any) -> _Run:
         translation=result.text,
         attention=attention,
         notes=notes,
+        written_tokens=list(result.target_tokens),
     )
 
 
