@@ -13,6 +13,7 @@ import pytest  # noqa: E402
 from figure_text import smallest_text_css_px  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from transformer_lib import TransformerConfig  # noqa: E402
 from transformer_lib.views import (  # noqa: E402
     architecture,
     attention_diagrams,
@@ -25,7 +26,7 @@ from transformer_lib.views import (  # noqa: E402
     positions,
     training_curves,
 )
-from transformer_lib.views.architecture import plot_architecture  # noqa: E402
+from transformer_lib.views.architecture import plot_architecture, plot_data_flow  # noqa: E402
 from transformer_lib.views.attention_diagrams import plot_attention_diagram  # noqa: E402
 from transformer_lib.views.attention_maps import (  # noqa: E402
     plot_attention,
@@ -170,6 +171,7 @@ CASES = {
     "softmax_saturation": lambda: plot_softmax_saturation([1, 4, 16], n_samples=50),
     "embedding_norms": lambda: plot_embedding_norms(np.random.default_rng(0).normal(size=(30, 8))),
     "architecture": lambda: plot_architecture(),
+    "data_flow": lambda: plot_data_flow(TransformerConfig.tiny(50)),
     "attention_diagram": lambda: plot_attention_diagram(),
     "recurrence_vs_attention": lambda: plot_recurrence_vs_attention(),
     "beam_search": lambda: plot_beam_search(_beam_steps()),
@@ -191,7 +193,7 @@ def test_returns_titled_labelled_figure(name):
     fig = CASES[name]()
     assert isinstance(fig, Figure)
     assert _title(fig).strip(), f"{name}: no title"
-    if name not in ("architecture", "attention_diagram"):  # diagrams: no axes
+    if name not in ("architecture", "attention_diagram", "data_flow"):  # diagrams: no axes
         xlabel, ylabel = _labels(fig)
         assert xlabel.strip() and ylabel.strip(), f"{name}: missing axis label"
     fig.canvas.draw()  # layout and text rendering must not fail

@@ -117,6 +117,27 @@ def test_parameter_explorer_frames_share_one_scale(monkeypatch):
     assert small.axes[0].get_xlim()[1] < scales[0][1]
 
 
+@pytest.mark.parametrize(
+    "config",
+    [TransformerConfig.base(37000), TransformerConfig.tiny(4000, share_embeddings=False)],
+    ids=["base", "tiny-unshared"],
+)
+def test_parameter_bars_use_one_unit(config):
+    # every bar label in millions with two decimals and a percent share, never a raw count
+    import re
+
+    fig = parameters._breakdown_figure(config, "base")
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    parts = parameters.parameter_breakdown(config)
+    assert len(labels) == len(parts)
+    pattern = re.compile(r"(\d+\.\d\d|<0\.01) M \((\d+%|\d\.\d%|<0\.1%)\)")
+    assert all(pattern.fullmatch(label) for label in labels), labels
+    assert "millions (M)" in fig.axes[0].get_xlabel()
+    assert parameters.count_label(12_288, 63_119_496) == "0.01 M (<0.1%)"
+    assert parameters.count_label(1_024, 2_000_000) == "<0.01 M (0.1%)"
+    assert parameters.count_label(6_299_648, 63_119_496) == "6.30 M (10%)"
+
+
 def test_parameter_explorer_live_redraws_every_knob():
     box = parameters.parameter_explorer(static=False)
     seen = {bytes(box.image.value)}

@@ -1,8 +1,11 @@
-"""The Transformer's architecture diagram, the paper's Figure 1, drawn from patches.
+"""The Transformer's architecture diagrams, drawn from patches.
 
-Opens chapter 1 and returns in chapter 8. The diagram is built from a few shapes (a
-rounded box per sub-layer, arrows, the ⊕ of a sum and the wave of the positional
-encoding), placed by :func:`plot_architecture`.
+:func:`plot_architecture` redraws the paper's Figure 1 (chapter 1). :func:`plot_data_flow`
+unrolls it for one configuration (chapter 8): every layer numbered from 0, the shape of the
+tensors between them, the encoder's output (``memory``) feeding the keys and values of every
+decoder layer's cross-attention, and which mask each attention uses. Both are built from a
+few shapes (a rounded box per sub-layer, arrows, the ⊕ of a sum and the wave of the
+positional encoding).
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Ellipse, FancyBboxPatch
 
-from .style import _figure_and_axes, _styled
+from .style import OKABE_ITO, _figure_and_axes, _styled
 
-__all__ = ["plot_architecture"]
+__all__ = ["plot_architecture", "plot_data_flow"]
 
 
 _LINE = "#333333"  # arrows and outlines in diagrams
@@ -273,4 +276,259 @@ def plot_architecture(
     _path(ax, [(xd, top), (xd, top + 0.5)])
     ax.text(xd, top + 0.85, "Output\nProbabilities", ha="center", va="center", fontsize=11)
     ax.set_ylim(-0.2, top + 1.6)
+    return fig
+
+
+#: The masks of :func:`plot_data_flow`: (colour, line style) of their labels' frames, so
+#: that the two kinds differ without colour too.
+_MASK_STYLE = {"padding": (OKABE_ITO[0], "-"), "causal": (OKABE_ITO[1], "--")}
+
+
+def _layers_drawn(n: int) -> list[int | None]:
+    """The layers a diagram draws of ``n``: all of up to three, else the first, an
+    ellipsis (``None``) for the middle ones, and the last."""
+    return list(range(n)) if n <= 3 else [0, None, n - 1]
+
+
+@_styled
+def plot_data_flow(
+    config,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Figure:
+    """The data flow through a Transformer of configuration ``config``, layer by layer.
+
+    The paper's Figure 1 (§3.1) unrolled: the encoder's layers on the left, the decoder's
+    on the right, each numbered from 0 and each sub-layer in its own box (self-attention,
+    cross-attention, feed-forward; the residual addition and LayerNorm around each are
+    part of the box). Batch-first shapes label the tensors between them: ``(B, S)``
+    source and ``(B, T)`` target ids, the ``(B, S, d_model)`` encoder stream and its
+    output ``memory``, the ``(B, T, d_model)`` decoder stream, the ``(B, T, V)`` logits.
+    ``memory`` runs up a bus between the stacks into every decoder layer's
+    cross-attention as its keys and values, while the queries come from the decoder's
+    own stream below. Each attention box names its mask and the mask's shape: the
+    source padding mask ``(B, 1, 1, S)`` in the encoder's self-attention and the
+    decoder's cross-attention, causal and target padding combined, ``(B, 1, T, T)``, in
+    the decoder's self-attention (masks broadcast to ``(B, H, queries, keys)``, chapter
+    6). With more than three layers in a stack, the middle ones are one box.
+
+    Args:
+        config: a :class:`~transformer_lib.components.config.TransformerConfig`; its
+            ``n_encoder_layers``, ``n_decoder_layers``, ``d_model``, ``vocab_size`` and
+            ``norm_first`` are drawn.
+        ax: axes to draw on (default: a new figure, 8 by about 7 inches).
+        title: the figure's title (default: the layer counts and sizes of ``config``).
+
+    Returns:
+        The figure.
+
+    Example:
+        >>> from transformer_lib import TransformerConfig
+        >>> fig = plot_data_flow(TransformerConfig.tiny(4000))
+        >>> "decoder layer 1" in [t.get_text() for t in fig.axes[0].texts]
+        True
+    """
+    enc = _layers_drawn(config.n_encoder_layers)
+    dec = _layers_drawn(config.n_decoder_layers)
+    fs, fs_small = 10.0, 9.0
+    box_h, gap, label_h, pad = 0.5, 0.2, 0.3, 0.08  # inches
+    between = 0.42  # between layers: an arrow and the stream's shape
+    frame_h = {"encoder": label_h + 2 * box_h + gap + 2 * pad}
+    frame_h["decoder"] = label_h + 3 * box_h + 2 * gap + 2 * pad
+    ellipsis_h = 0.5
+    bottom = 1.25  # ids, arrow, embedding box, arrow
+
+    def stack_height(kind: str, drawn: list[int | None]) -> float:
+        heights = [ellipsis_h if i is None else frame_h[kind] for i in drawn]
+        return sum(heights) + between * (len(drawn) - 1)
+
+    final_norm = 0.6 if config.norm_first else 0.0  # a stack's final LayerNorm box
+    y_top = bottom + final_norm
+    y_top += max(stack_height("encoder", enc) + 1.3, stack_height("decoder", dec) + 1.25)
+    width = 8.0
+    fig, ax = _figure_and_axes(ax, (width, y_top + 0.1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, y_top + 0.1)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    if title is None:
+        title = (
+            f"Data flow: {config.n_encoder_layers} encoder and {config.n_decoder_layers} "
+            f"decoder layers, d_model = {config.d_model}, V = {config.vocab_size:,}"
+        )
+    ax.set_title(title, fontsize=12, pad=6)
+
+    xe, we = 1.75, 3.1  # encoder column: centre, box width
+    xd, wd = 5.95, 3.3  # decoder column
+    x_bus = 3.78
+
+    def box(xc, yc, w, text, kind, mask=None, h=box_h):
+        face, edge = _ARCH_STYLE[kind]
+        ax.add_patch(
+            FancyBboxPatch(
+                (xc - w / 2, yc - h / 2),
+                w,
+                h,
+                boxstyle="round,pad=0,rounding_size=0.08",
+                facecolor=face,
+                edgecolor=edge,
+                linewidth=1.3,
+                zorder=3,
+            )
+        )
+        if mask is None:
+            ax.text(xc, yc, text, ha="center", va="center", fontsize=fs, zorder=4)
+            return
+        ax.text(xc, yc + 0.11, text, ha="center", va="center", fontsize=fs, zorder=4)
+        colour, style = _MASK_STYLE["causal" if "causal" in mask else "padding"]
+        ax.text(
+            xc,
+            yc - 0.12,
+            mask,
+            ha="center",
+            va="center",
+            fontsize=fs_small,
+            zorder=5,
+            bbox=dict(
+                boxstyle="round,pad=0.18",
+                facecolor="white",
+                edgecolor=colour,
+                linestyle=style,
+                linewidth=1.2,
+            ),
+        )
+
+    def arrow(x, y0, y1, label=None, left=None):
+        """An arrow up from ``y0`` to ``y1``, ``label`` on its right, ``left`` on its left."""
+        _path(ax, [(x, y0), (x, y1)])
+        for text, side in ((label, 1), (left, -1)):
+            if text:
+                ax.text(
+                    x + side * 0.08,
+                    (y0 + y1) / 2,
+                    text,
+                    ha="left" if side > 0 else "right",
+                    va="center",
+                    fontsize=fs_small,
+                    style="italic",
+                    color="#333333",
+                )
+
+    def frame(xc, w, y0, h, name):
+        ax.add_patch(
+            FancyBboxPatch(
+                (xc - w / 2 - 0.12, y0),
+                w + 0.24,
+                h,
+                boxstyle="round,pad=0,rounding_size=0.1",
+                facecolor="#F2F2F2",
+                edgecolor="#9A9A9A",
+                linewidth=1.0,
+                zorder=1,
+            )
+        )
+        ax.text(
+            xc - w / 2 - 0.02,
+            y0 + h - 0.06,
+            name,
+            ha="left",
+            va="top",
+            fontsize=fs,
+            fontweight="bold",
+            color="#444444",
+            zorder=2,
+        )
+
+    def inputs(xc, w, ids, stream):
+        ax.text(xc, 0.16, ids, ha="center", va="center", fontsize=fs)
+        arrow(xc, 0.3, 0.5)
+        box(xc, 0.72, w, "embedding × √d_model + positions", "embedding", h=0.42)
+        arrow(xc, 0.93, bottom, stream, "Q, K, V")
+
+    padding_src = "source padding mask (B, 1, 1, S)"
+    # Encoder: self-attention with the source padding mask, then feed-forward.
+    inputs(xe, we, "source ids (B, S)", "(B, S, d_model)")
+    y = bottom
+    for k, i in enumerate(enc):
+        if k:
+            arrow(xe, y, y + between, "(B, S, d_model)", None if i is None else "Q, K, V")
+            y += between
+        if i is None:
+            frame(xe, we, y, ellipsis_h, f"encoder layers 1 to {config.n_encoder_layers - 2}")
+            y += ellipsis_h
+            continue
+        y0 = y + pad + box_h / 2
+        box(xe, y0, we, "self-attention", "attention", padding_src)
+        box(xe, y0 + box_h + gap, we, "feed-forward", "ffn")
+        arrow(xe, y0 + box_h / 2, y0 + box_h / 2 + gap)
+        frame(xe, we, y, frame_h["encoder"], f"encoder layer {i}")
+        y += frame_h["encoder"]
+    if config.norm_first:
+        y_norm = y + 0.35
+        arrow(xe, y, y_norm - 0.15)
+        box(xe, y_norm + 0.05, we, "final LayerNorm (pre-LN)", "addnorm", h=0.4)
+        y = y_norm + 0.25
+    y_mem = y + 0.45
+    arrow(xe, y, y_mem - 0.14)
+    ax.text(
+        xe,
+        y_mem,
+        "memory (B, S, d_model)",
+        ha="center",
+        va="center",
+        fontsize=fs,
+        fontweight="bold",
+        bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor=_LINE),
+        zorder=4,
+    )
+
+    # Decoder: masked self-attention, cross-attention to memory, feed-forward.
+    inputs(xd, wd, "target ids, shifted right (B, T)", "(B, T, d_model)")
+    y = bottom
+    cross_y = []
+    for k, i in enumerate(dec):
+        if k:
+            arrow(xd, y, y + between, "(B, T, d_model)", None if i is None else "Q, K, V")
+            y += between
+        if i is None:
+            frame(xd, wd, y, ellipsis_h, f"decoder layers 1 to {config.n_decoder_layers - 2}")
+            cross_y.append(y + ellipsis_h / 2)
+            y += ellipsis_h
+            continue
+        y0 = y + pad + box_h / 2
+        box(xd, y0, wd, "masked self-attention", "attention", "causal + padding mask (B, 1, T, T)")
+        box(xd, y0 + box_h + gap, wd, "cross-attention", "attention", padding_src)
+        box(xd, y0 + 2 * (box_h + gap), wd, "feed-forward", "ffn")
+        arrow(xd, y0 + box_h / 2, y0 + box_h / 2 + gap, "Q")
+        arrow(xd, y0 + 1.5 * box_h + gap, y0 + 1.5 * box_h + 2 * gap)
+        cross_y.append(y0 + box_h + gap)
+        frame(xd, wd, y, frame_h["decoder"], f"decoder layer {i}")
+        y += frame_h["decoder"]
+    if config.norm_first:
+        arrow(xd, y, y + 0.2)
+        box(xd, y + 0.4, wd, "final LayerNorm (pre-LN)", "addnorm", h=0.4)
+        y += 0.6
+    arrow(xd, y, y + 0.3)
+    linear = "linear (tied to the embedding, §3.4)" if config.share_embeddings else "linear"
+    box(xd, y + 0.5, wd, linear, "linear", h=0.4)
+    arrow(xd, y + 0.7, y + 0.95)
+    ax.text(
+        xd, y + 1.07, "logits (B, T, V)", ha="center", va="center", fontsize=fs, fontweight="bold"
+    )
+
+    residual = (
+        "Each box: LayerNorm, the sub-layer,\nthen the residual addition (pre-LN)"
+        if config.norm_first
+        else "Each box: the sub-layer, the residual\naddition, then LayerNorm (post-LN)"
+    )
+    ax.text(0.05, y_top - 0.05, residual, ha="left", va="top", fontsize=fs_small, color="#333333")
+
+    # memory → keys and values of every cross-attention
+    x_mem_right = xe + 1.0
+    _path(ax, [(x_mem_right, y_mem), (x_bus, y_mem)], arrow=False)
+    low, high = min(cross_y + [y_mem]), max(cross_y + [y_mem])
+    ax.plot([x_bus, x_bus], [low, high], color=_LINE, linewidth=2.2, zorder=2)
+    for yc in cross_y:
+        _path(ax, [(x_bus, yc), (xd - wd / 2, yc)])
+        ax.text(x_bus + 0.06, yc + 0.05, "K, V", fontsize=fs_small, style="italic", va="bottom")
     return fig

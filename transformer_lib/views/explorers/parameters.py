@@ -24,7 +24,7 @@ from .frames import (
     use_static,
 )
 
-__all__ = ["TABLE3_PARAMS", "parameter_breakdown", "parameter_explorer"]
+__all__ = ["TABLE3_PARAMS", "count_label", "parameter_breakdown", "parameter_explorer"]
 
 #: Parameter counts (millions) that the paper's Table 3 lists, by row: every row the library
 #: can build. Row B (58 M with d_k = 16, 60 M with d_k = 32) changes d_k alone, which the
@@ -110,6 +110,29 @@ def parameter_breakdown(config) -> dict[str, int]:
     return counts
 
 
+def count_label(count: int, total: int) -> str:
+    """A part's parameter count in millions and its share of ``total``, in one format.
+
+    Every count is in millions with two decimals (under 0.005 M: ``"<0.01 M"``); the share
+    is a whole percent from 1% up, else one decimal (under 0.05%: ``"<0.1%"``). The bars of
+    :func:`parameter_explorer` and chapter 8's breakdown table use it, so that no label
+    mixes millions with exact counts.
+
+    Example:
+        >>> count_label(6_299_648, 63_119_496), count_label(12_288, 63_119_496)
+        ('6.30 M (10%)', '0.01 M (<0.1%)')
+    """
+    millions = f"{count / 1e6:.2f} M" if count >= 5_000 else "<0.01 M"
+    share = count / total
+    if share >= 0.01:
+        percent = f"{share:.0%}"
+    elif share >= 0.0005:
+        percent = f"{share:.1%}"
+    else:
+        percent = "<0.1%"
+    return f"{millions} ({percent})"
+
+
 def _describe_counts(config, name: str) -> str:
     """One frame in words: the total and the largest part."""
     parts = parameter_breakdown(config)
@@ -162,11 +185,8 @@ def _breakdown_figure(config, label: str = "", xmax: float | None = None):
         ax.set_yticks(range(len(names)), names)
         ax.invert_yaxis()  # the order the model computes, top to bottom
         for bar, n in zip(bars, names):
-            share = parts[n] / total
             ax.annotate(
-                f"{parts[n] / 1e6:,.2f} M ({share:.0%})"
-                if share >= 0.005
-                else f"{parts[n]:,} ({share:.1%})",
+                count_label(parts[n], total),
                 xy=(bar.get_width(), bar.get_y() + bar.get_height() / 2),
                 xytext=(4, 0),
                 textcoords="offset points",
@@ -174,7 +194,7 @@ def _breakdown_figure(config, label: str = "", xmax: float | None = None):
                 fontsize=10,
             )
         ax.set_xlim(0, max(values) * 1.45 if xmax is None else xmax)
-        ax.set_xlabel("parameters (millions)")
+        ax.set_xlabel("parameters, in millions (M); in brackets, the share of the total")
         ax.grid(axis="x", alpha=0.3)
         c = config
         shared = "shared" if c.share_embeddings else "not shared"
