@@ -251,8 +251,8 @@ def test_temperature_names_its_random_vectors_neutrally():
 
     fig = temperature._temperature_figure(6, 64, 1, 0)
     heatmap = fig.axes[0]
-    assert [t.get_text() for t in heatmap.get_yticklabels()] == [f"q{i}" for i in range(1, 7)]
-    assert [t.get_text() for t in heatmap.get_xticklabels()] == [f"k{i}" for i in range(1, 7)]
+    assert [t.get_text() for t in heatmap.get_yticklabels()] == [f"q{i}" for i in range(6)]
+    assert [t.get_text() for t in heatmap.get_xticklabels()] == [f"k{i}" for i in range(6)]
     assert "unscaled" in heatmap.get_title()
     assert "random" in fig.get_suptitle()
     # The label of the uniform entropy sits right of its line, where no bar can reach.

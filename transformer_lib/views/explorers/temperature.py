@@ -24,8 +24,8 @@ _STATIC_TAUS = (1, 2, 4, 8, 16, 32, 64)
 
 
 def _labels(n: int) -> tuple[list[str], list[str]]:
-    """Neutral names for random vectors: queries ``q1 … qn`` and keys ``k1 … kn``."""
-    return [f"q{i}" for i in range(1, n + 1)], [f"k{i}" for i in range(1, n + 1)]
+    """Neutral names for random vectors, numbered from 0: ``q0 … q(n-1)``, ``k0 … k(n-1)``."""
+    return [f"q{i}" for i in range(n)], [f"k{i}" for i in range(n)]
 
 
 def _tau_note(tau: float, d_k: int) -> str:
@@ -110,7 +110,7 @@ def temperature_explorer(
     (std ≈ √d_k); the weights are ``softmax(scores / τ)``. τ = 1 is the unscaled softmax,
     τ = √d_k the paper's scaling (§3.2.1); τ → 0 gives a one-hot arg-max, τ → ∞ a
     uniform average. The right panel shows each row's entropy in bits. The vectors are
-    random, not words, so the rows and columns are named ``q1 … qn`` and ``k1 … kn``.
+    random, not words, so the rows and columns are named ``q0 …`` and ``k0 …``.
 
     Args:
         n: the number of queries and of keys.
@@ -152,8 +152,8 @@ def temperature_explorer(
             {"tau": tau},
             [tau],
             frames,
-            alt=f"Left: heatmap of softmax weights for {n} random queries q1 to q{n} (rows) "
-            f"and {n} random keys k1 to k{n} (columns) at the chosen temperature. Right: bars "
+            alt=f"Left: heatmap of softmax weights for {n} random queries q0 to q{n - 1} (rows) "
+            f"and {n} random keys k0 to k{n - 1} (columns) at the chosen temperature. Right: bars "
             "of each row's entropy in bits, with the uniform distribution's entropy as a "
             "dashed line.",
         )
