@@ -324,3 +324,24 @@ def test_warn_if_mostly_unknown(tokenizer):
 def test_plain_english_does_not_warn(tokenizer, recwarn):
     assert warn_if_mostly_unknown(tokenizer, ["Tom is lazy.", "I like 🍕 very much."]) == []
     assert not [w for w in recwarn if "never seen" in str(w.message)]
+
+
+def test_merges_are_the_learned_order_and_rebuild_the_tokens():
+    """Tokenizer.merges: every merge joins two symbols into a vocabulary token, and
+    replaying them in order on a word's characters gives the library's own tokens."""
+    from transformer_lib.pipeline.tokenizer import Tokenizer
+
+    tok = Tokenizer.load()
+    merges = tok.merges
+    assert len(merges) > 1000 and all(len(m) == 2 for m in merges)
+    assert all(tok.token_to_id(a + b) is not None for a, b in merges[:200])
+    rank = {pair: i for i, pair in enumerate(merges)}
+    for word in ["▁Straßenbahnhaltestelle", "▁hedgehog", "▁Zeitung"]:
+        symbols = list(word)
+        while True:
+            pairs = [(rank.get(p, len(rank)), i) for i, p in enumerate(zip(symbols, symbols[1:]))]
+            if not pairs or min(pairs)[0] == len(rank):
+                break
+            _, i = min(pairs)
+            symbols[i : i + 2] = [symbols[i] + symbols[i + 1]]
+        assert symbols == tok.tokens(word[1:]), word

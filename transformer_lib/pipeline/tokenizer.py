@@ -378,6 +378,23 @@ class Tokenizer:
     def __len__(self) -> int:
         return self._vocab_size
 
+    @property
+    def merges(self) -> list[tuple[str, str]]:
+        """The BPE merges, in the order they were learned (most frequent pair first).
+
+        Returns:
+            ``[(a, b), ...]``: merge ``i`` joins the adjacent symbols ``a`` and ``b`` into
+            ``a + b``; applied in this order to a word's characters they give its tokens
+            (chapter 2, §5.1 of the paper; Sennrich et al. 2016).
+
+        Example:
+            >>> Tokenizer.load().merges[0]  # doctest: +SKIP
+            ('c', 'h')
+        """
+        model = json.loads(self.backend.to_str())["model"]
+        # Older versions of the tokenizers library store a merge as the string "a b".
+        return [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
+
     def id_to_token(self, token_id: int) -> str:
         """The string of one token id."""
         token = self.backend.id_to_token(int(token_id))
