@@ -346,7 +346,7 @@ def plot_head_importance(
     if layer_labels is not None and len(layer_labels) != n_layers:
         raise ValueError(f"{func}: {len(layer_labels)} layer_labels for {n_layers} rows.")
     width = float(np.clip(0.7 * n_heads + 2.8, 4.5, 11)) + (1.6 if layer_labels else 0.0)
-    fig, ax = _figure_and_axes(ax, (width, 0.6 * n_layers + 2))
+    fig, ax = _figure_and_axes(ax, (width, 0.5 * n_layers + 1.8))
     lim = _symmetric_limit(data)
     im = ax.imshow(data, cmap=cmap, vmin=-lim, vmax=lim, interpolation="nearest")
     ax.set_xticks(np.arange(n_heads))
@@ -404,7 +404,7 @@ def plot_head_statistics(
             # At most 6.6 inches (660 px): shown unshrunk in the book's text column, so
             # the numbers in the cells stay readable.
             float(np.clip(0.75 * n_cols + 2.2, 4.5, 6.6)),
-            float(np.clip(0.34 * n_rows + 2.4, 3.0, 12)),
+            float(np.clip(0.28 * n_rows + 2.4, 3.0, 12)),  # rows of 28 px hold 8.5-pt numbers
         ),
     )
     cm = mpl.colormaps[SEQUENTIAL_CMAP].with_extremes(bad="#DDDDDD")
