@@ -132,7 +132,7 @@ def test_parameter_bars_use_one_unit(config):
     assert len(labels) == len(parts)
     pattern = re.compile(r"(\d+\.\d\d|<0\.01) M \((\d+%|\d\.\d%|<0\.1%)\)")
     assert all(pattern.fullmatch(label) for label in labels), labels
-    assert "millions (M)" in fig.axes[0].get_xlabel()
+    assert "in millions, M" in fig.axes[0].get_xlabel()
     assert parameters.count_label(12_288, 63_119_496) == "0.01 M (<0.1%)"
     assert parameters.count_label(1_024, 2_000_000) == "<0.01 M (0.1%)"
     assert parameters.count_label(6_299_648, 63_119_496) == "6.30 M (10%)"

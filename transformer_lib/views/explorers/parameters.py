@@ -194,7 +194,7 @@ def _breakdown_figure(config, label: str = "", xmax: float | None = None):
                 fontsize=10,
             )
         ax.set_xlim(0, max(values) * 1.45 if xmax is None else xmax)
-        ax.set_xlabel("parameters, in millions (M); in brackets, the share of the total")
+        ax.set_xlabel("parameters in millions, M (share of the total)")
         ax.grid(axis="x", alpha=0.3)
         c = config
         shared = "shared" if c.share_embeddings else "not shared"
