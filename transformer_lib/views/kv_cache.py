@@ -95,7 +95,7 @@ def plot_kv_cache(
     x_cross = T + gap
     width = x_cross + S
     row = 1.75  # a row: k and v cells (0.5 each), the token labels, space
-    fig, ax = _figure_and_axes(ax, (max(5.5, 0.62 * width + 1.6), 0.62 * row * steps + 1.9))
+    fig, ax = _figure_and_axes(ax, (max(5.5, 0.6 * width + 1.6), 0.55 * row * steps + 1.7))
 
     def column(x: float, y: float, kind: str, gid: str) -> None:
         fc, ec, hatch, _ = _KINDS[kind]
