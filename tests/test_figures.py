@@ -44,7 +44,7 @@ from transformer_lib.views.curves import (  # noqa: E402
     plot_softmax_saturation,
 )
 from transformer_lib.views.embeddings import plot_embedding_norms, plot_length_histogram  # noqa: E402
-from transformer_lib.views.layer_norm import plot_layer_norm_effect  # noqa: E402
+from transformer_lib.views.layer_norm import plot_layer_norm_effect, plot_norm_axes  # noqa: E402
 from transformer_lib.views.masks import plot_mask  # noqa: E402
 from transformer_lib.views.positions import (  # noqa: E402
     plot_position_rotation,
@@ -185,6 +185,7 @@ CASES = {
         np.random.default_rng(1).normal(size=(4, 16)),
         TGT,
     ),
+    "norm_axes": lambda: plot_norm_axes(),
 }
 
 

@@ -1,4 +1,4 @@
-"""What LayerNorm does to each position's vector (chapter 7)."""
+"""What LayerNorm does to each position's vector, and which entries it pools (chapter 7)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
 
 from .style import OKABE_ITO, _new_figure, _squeeze_to, _styled, _token_labels
 
-__all__ = ["plot_layer_norm_effect"]
+__all__ = ["plot_layer_norm_effect", "plot_norm_axes", "norm_group"]
 
 
 @_styled
@@ -20,6 +21,7 @@ def plot_layer_norm_effect(
     after: Any,
     tokens: Sequence[Any] | None = None,
     title: str = "LayerNorm rescales every position's vector on its own",
+    symlog_before: bool = False,
 ) -> Figure:
     """The feature values of each position before and after LayerNorm (chapter 7).
 
@@ -32,6 +34,16 @@ def plot_layer_norm_effect(
     Args:
         before, after: ``(L, D)`` vectors of ``L`` positions (a batch of one works too).
         tokens: ``L`` labels for the positions.
+        title: the figure's title.
+        symlog_before: draw the upper panel on a symmetric log scale (linear within ±1),
+            for inputs whose positions differ in size by orders of magnitude.
+
+    Returns:
+        The figure: the upper axes "before LayerNorm", the lower "after LayerNorm".
+
+    Example:
+        >>> x = torch.randn(5, 64) * torch.tensor([[1.0], [10], [1], [1], [3]])
+        >>> plot_layer_norm_effect(x, torch.nn.functional.layer_norm(x, (64,)))
     """
     func = "plot_layer_norm_effect"
     panels = [
@@ -46,7 +58,7 @@ def plot_layer_norm_effect(
     labels = _token_labels(tokens, length, "tokens", func)
     # Stacked and at most 8.6 inches wide: readable at the book's page width.
     width = float(np.clip(0.7 * length + 2.5, 6.5, 8.6))
-    fig, axes = _new_figure((width, 6.6), 2, 1, sharex=True)
+    fig, axes = _new_figure((width, 5.4), 2, 1, sharex=True)
     rng = np.random.default_rng(0)
     jitter = rng.uniform(-0.22, 0.22, size=d_model)
     names = ("before LayerNorm", "after LayerNorm")
@@ -68,6 +80,8 @@ def plot_layer_norm_effect(
                 zorder=4,
             )
         ax.axhline(0, color="#999999", linewidth=0.8, zorder=0)
+        if symlog_before and data is panels[0]:
+            ax.set_yscale("symlog", linthresh=1.0)
         ax.set_title(name)
         ax.set_xticks(np.arange(length))
         if labels is not None:
@@ -90,6 +104,140 @@ def plot_layer_norm_effect(
         Line2D([], [], color=OKABE_ITO[1], linewidth=2, label="± one standard deviation"),
     ]
     axes[1].set_xlabel("position (token)" if labels is not None else "position")
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
+    fig.suptitle(title)
+    return fig
+
+
+def norm_group(kind: str, shape: tuple[int, int, int], entry: tuple[int, int, int]) -> np.ndarray:
+    """Which entries of a ``(B, L, D)`` batch share one mean and variance with ``entry``.
+
+    LayerNorm (§3.1 of the paper; Ba et al. 2016) standardises each token's vector over its
+    ``D`` features; BatchNorm (Ioffe and Szegedy 2015), applied to a sequence batch as
+    ``nn.BatchNorm1d(D)`` on ``(B, D, L)``, standardises each feature over all ``B × L``
+    positions of the batch, padding included.
+
+    Args:
+        kind: ``"layer"`` or ``"batch"``.
+        shape: ``(B, L, D)``: sentences, positions (padded length), features.
+        entry: ``(b, t, f)``: the entry whose statistics are asked for.
+
+    Returns:
+        A boolean array of ``shape``: True where an entry is pooled with ``entry``.
+
+    Example:
+        >>> norm_group("layer", (2, 3, 4), (0, 1, 2))[0, 1].all()
+        True
+    """
+    if kind not in ("layer", "batch"):
+        raise ValueError(f'norm_group: kind must be "layer" or "batch", got {kind!r}.')
+    if len(shape) != 3 or len(entry) != 3:
+        raise ValueError(
+            f"norm_group: shape {tuple(shape)} and entry {tuple(entry)} must both have three "
+            "numbers, (B, L, D) and (b, t, f)."
+        )
+    if not all(0 <= i < n for i, n in zip(entry, shape)):
+        raise ValueError(f"norm_group: entry {tuple(entry)} lies outside shape {tuple(shape)}.")
+    b, t, f = entry
+    group = np.zeros(shape, dtype=bool)
+    if kind == "layer":
+        group[b, t, :] = True
+    else:
+        group[:, :, f] = True
+    return group
+
+
+@_styled
+def plot_norm_axes(
+    lengths: Sequence[int] = (5, 3, 4),
+    n_features: int = 8,
+    entry: tuple[int, int, int] = (0, 2, 5),
+    title: str = "Which entries share one mean and variance",
+) -> Figure:
+    """A padded batch of sentences, and the entries LayerNorm and BatchNorm pool (chapter 7).
+
+    Two panels of the same ``(B, L, D)`` batch, every sentence drawn as a block of rows
+    (its positions, padding hatched) by ``D`` columns (its features). One entry is framed;
+    the coloured cells are those whose mean and variance it is standardised with
+    (:func:`norm_group`): for LayerNorm its own token's row, for BatchNorm its feature's
+    column through every sentence and position of the batch, padding included.
+
+    Args:
+        lengths: the real length of each sentence; the batch is padded to the longest.
+        n_features: ``D``, the features per token.
+        entry: ``(b, t, f)``, the framed entry; ``t`` must be a real position of ``b``.
+        title: the figure's title.
+
+    Returns:
+        The figure: axes 0 LayerNorm, axes 1 BatchNorm. Every cell is a ``Rectangle`` with
+        ``gid`` ``"b t f"``; pooled cells have the face colour ``OKABE_ITO[3]``.
+
+    Example:
+        >>> plot_norm_axes(lengths=(6, 4), n_features=8, entry=(1, 3, 2))
+    """
+    func = "plot_norm_axes"
+    lengths = [int(n) for n in lengths]
+    if not lengths or min(lengths) < 1:
+        raise ValueError(f"{func}: lengths must be one or more positive lengths, got {lengths}.")
+    if n_features < 1:
+        raise ValueError(f"{func}: n_features must be positive, got {n_features}.")
+    n_sentences, padded = len(lengths), max(lengths)
+    shape = (n_sentences, padded, int(n_features))
+    b0, t0, f0 = entry
+    if not (0 <= b0 < n_sentences and 0 <= t0 < lengths[b0] and 0 <= f0 < n_features):
+        raise ValueError(
+            f"{func}: entry {tuple(entry)} must be a real token of the batch: sentence "
+            f"< {n_sentences}, position < its length, feature < {n_features}."
+        )
+    pooled_colour, plain_colour, hatch_colour = OKABE_ITO[3], "#E4E4E4", "#666666"
+    gap = 0.6  # rows of white space between two sentences
+    height = 1.2 + 0.22 * (n_sentences * (padded + gap))
+    fig, axes = _new_figure((8.6, max(height, 3.2)), 1, 2, sharey=True)
+    panels = (
+        ("layer", "LayerNorm: one token,\nall its features"),
+        ("batch", "BatchNorm: one feature,\nevery token of the batch"),
+    )
+    centres = []
+    for ax, (kind, name) in zip(axes, panels):
+        group = norm_group(kind, shape, (b0, t0, f0))
+        centres = []
+        for b in range(n_sentences):
+            top = b * (padded + gap)
+            centres.append(top + padded / 2)
+            for t in range(padded):
+                pad = t >= lengths[b]
+                for f in range(n_features):
+                    cell = Rectangle(
+                        (f, top + t),
+                        1,
+                        1,
+                        facecolor=pooled_colour if group[b, t, f] else plain_colour,
+                        edgecolor=hatch_colour if pad else "white",
+                        hatch="///" if pad else None,
+                        linewidth=0.8,
+                        gid=f"{b} {t} {f}",
+                    )
+                    ax.add_patch(cell)
+        frame_y = b0 * (padded + gap) + t0
+        ax.add_patch(
+            Rectangle((f0, frame_y), 1, 1, fill=False, edgecolor="black", linewidth=2.2, zorder=5)
+        )
+        ax.set_xlim(0, n_features)
+        ax.set_ylim(n_sentences * (padded + gap) - gap, 0)  # sentence 0 on top
+        ax.set_aspect("auto")
+        ax.set_xticks(np.arange(n_features) + 0.5, [str(f) for f in range(n_features)])
+        ax.set_xlabel(f"feature (D = {n_features})")
+        ax.set_title(name)
+        for side in ("top", "right", "left", "bottom"):
+            ax.spines[side].set_visible(False)
+        ax.tick_params(length=0)
+    axes[0].set_yticks(centres, [f"sentence {b}\n({n} tokens)" for b, n in enumerate(lengths)])
+    axes[0].set_ylabel(f"positions 0–{padded - 1} of each sentence")
+    handles = [
+        Patch(facecolor="white", edgecolor="black", linewidth=2, label="the entry normalised"),
+        Patch(facecolor=pooled_colour, label="pooled into its mean and variance"),
+        Patch(facecolor=plain_colour, edgecolor=hatch_colour, hatch="///", label="padding"),
+    ]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
     fig.suptitle(title)
     return fig
