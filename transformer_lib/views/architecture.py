@@ -130,7 +130,7 @@ def plot_architecture(
     colour-coded by type (embedding, attention, add & norm, feed-forward,
     linear, softmax), residual connections drawn around each sub-layer, and the
     encoder output feeding the decoder's cross-attention as keys and values.
-    Opens chapter 1 and returns in chapter 8.
+    Opens chapter 1; chapter 8 unrolls it with :func:`plot_data_flow`.
 
     Args:
         n_layers_label: label for the repeated layers, e.g. ``"N×"`` or ``"6×"``.
