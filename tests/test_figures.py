@@ -315,6 +315,31 @@ def test_mask_accepts_broadcast_shapes():
         plot_mask(np.array([[0.0, -np.inf]]))
 
 
+def test_mask_key_labels_upright_where_they_fit_never_turned_90_degrees():
+    """Figs 6.3/6.4: turned by 90 degrees, the "▁" of "▁Danke" reads as a stray bar."""
+    tokens = ["<bos>", "▁Danke", ".", "<eos>", "<pad>", "<pad>"]
+    mask = np.tril(np.ones((6, 6), bool))
+
+    def keys(ax):
+        labels = ax.get_xticklabels()
+        return [t.get_text() for t in labels], {t.get_rotation() for t in labels}
+
+    texts, angles = keys(plot_mask(mask, tokens, tokens).axes[0])  # wide cells
+    assert texts == tokens and angles == {0.0}
+    _, axes = plt.subplots(1, 2, figsize=(6.8, 3.6))  # two narrower panels
+    plot_mask(mask, tokens, tokens, ax=axes[0])
+    texts, angles = keys(axes[0])
+    assert angles == {0.0} and [t.lstrip("\n") for t in texts] == tokens
+    assert [t.startswith("\n") for t in texts] == [False, True] * 3  # staggered
+    _, axes = plt.subplots(1, 3, figsize=(6.8, 3.6))  # three: too narrow for upright
+    plot_mask(mask, tokens, tokens, ax=axes[0])
+    assert keys(axes[0]) == (tokens, {45.0})
+    for style, angle in (("upright", 0.0), ("slanted", 45.0), ("staggered", 0.0)):
+        assert keys(plot_mask(mask, tokens, tokens, key_labels=style).axes[0])[1] == {angle}
+    with pytest.raises(ValueError, match="key_labels"):
+        plot_mask(mask, tokens, tokens, key_labels="vertical")
+
+
 # --- positional encoding ----------------------------------------------------------------------
 def test_positional_encoding_heatmap_axes_and_range():
     fig = plot_positional_encoding(_pe(30, 16)[None])
@@ -333,6 +358,27 @@ def test_sinusoids_label_wavelengths():
     assert f"{2 * math.pi * 10000 ** (4 / 16):.3g}" in labels[2]
     stacked = plot_sinusoids(_pe(30, 16), dims=(0, 1, 4)).axes[0]
     assert len(stacked.get_yticklabels()) == 3
+
+
+def test_sinusoid_pairs_get_clearly_different_colours_also_when_colour_blind():
+    """Fig 5.2 (dims 0, 1, 16, 32, 64 of d_model = 128): no two pairs look alike, with
+    normal vision or simulated deuteranopia / protanopia (Machado et al. 2009, full)."""
+    from matplotlib.colors import to_rgb
+
+    simulations = [
+        np.eye(3),
+        np.array([[0.367, 0.861, -0.228], [0.280, 0.673, 0.047], [-0.012, 0.043, 0.969]]),
+        np.array([[0.152, 1.053, -0.205], [0.115, 0.786, 0.099], [-0.004, -0.048, 1.052]]),
+    ]
+    ax = plot_sinusoids(_pe(100, 128), dims=[0, 1, 16, 32, 64]).axes[0]
+    curves = [line for line in ax.lines if line.get_label().startswith("dim")]
+    colours = list(dict.fromkeys(line.get_color() for line in curves))
+    assert len(colours) == 4  # dims 0 and 1 are one pair, one colour
+    linear = np.array([to_rgb(c) for c in colours]) ** 2.2  # (4, 3), roughly linear RGB
+    for matrix in simulations:
+        seen = np.clip(linear @ matrix.T, 0, 1) ** (1 / 2.2)
+        gaps = [np.linalg.norm(a - b) for i, a in enumerate(seen) for b in seen[i + 1 :]]
+        assert min(gaps) > 0.28, f"two pairs look alike: {colours}"
     with pytest.raises(ValueError, match="dims"):
         plot_sinusoids(_pe(30, 16), dims=(16,))
 

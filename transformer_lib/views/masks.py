@@ -43,6 +43,7 @@ def plot_mask(
     legend: tuple[str, str] = ("True: may attend", "False: blocked"),
     xlabel: str | None = None,
     ylabel: str | None = None,
+    key_labels: str = "auto",
 ) -> Figure:
     """Draw a boolean attention mask: True = may attend (blue), False = blocked (grey) (ch. 6).
 
@@ -58,6 +59,20 @@ def plot_mask(
             booleans that is not a mask (say, "changed" / "unchanged") gets its own.
         xlabel, ylabel: axis labels for such a grid; default the mask's "key (attends
             to)" and "query (attends from)".
+        key_labels: how the key (column) labels are set: ``"upright"``, ``"staggered"``
+            (upright, every other one a line lower, for narrow columns), ``"slanted"``
+            (45 degrees) or ``"auto"``: upright if the widest label fits its column,
+            staggered if it fits two, else slanted, measured on the axes as they are when
+            called (give ``"staggered"`` for a panel that a layout engine widens later).
+            Upright or slanted, the SentencePiece marker of "▁Danke" stays under the
+            word; turned by 90 degrees it would look like a stray vertical bar.
+
+    Returns:
+        The figure (the one of ``ax`` when given).
+
+    Example:
+        >>> from transformer_lib import causal_mask
+        >>> fig = plot_mask(causal_mask(3), ["<bos>", "▁Tom", "."], ["<bos>", "▁Tom", "."])
     """
     func = "plot_mask"
     arr = _to_numpy(mask)
@@ -93,6 +108,8 @@ def plot_mask(
     ax.tick_params(which="minor", length=0)
     fontsize = _tick_fontsize(max(tq, tk), 0.42 * max(tq, tk))
     _set_token_ticks(ax, x_labels, y_labels, fontsize)
+    if x_labels is not None:
+        _set_key_labels(fig, ax, tk, key_labels)
     if x_labels is None or y_labels is None:
         _integer_ticks(ax)
     if xlabel is None:
@@ -108,3 +125,33 @@ def plot_mask(
     ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.03, 1.0), borderaxespad=0.0)
     return fig
+
+
+_KEY_LABEL_STYLES = ("auto", "upright", "staggered", "slanted")
+
+
+def _set_key_labels(fig: Figure, ax: Axes, n_keys: int, style: str) -> None:
+    """Set the key labels upright, staggered or slanted (``plot_mask``'s ``key_labels``);
+    ``"auto"`` keeps a 20 % margin for a layout engine that narrows the axes later."""
+    if style not in _KEY_LABEL_STYLES:
+        raise ValueError(
+            f"plot_mask: key_labels must be one of {', '.join(map(repr, _KEY_LABEL_STYLES))}, "
+            f"got {style!r}."
+        )
+    labels = ax.get_xticklabels()
+    if style == "auto":
+        renderer = fig.canvas.get_renderer()
+        for label in labels:
+            label.set(rotation=0)
+        widest = max(label.get_window_extent(renderer).width for label in labels)
+        column = 0.8 * ax.get_window_extent(renderer).width / max(n_keys, 1)
+        style = (
+            "upright" if widest <= column else "staggered" if widest <= 2 * column else "slanted"
+        )
+    texts = [label.get_text() for label in labels]
+    if style == "slanted":
+        ax.set_xticks(ax.get_xticks(), texts, rotation=45, ha="right", rotation_mode="anchor")
+        return
+    if style == "staggered":  # every other label one line lower
+        texts = [("\n" + t) if j % 2 else t for j, t in enumerate(texts)]
+    ax.set_xticks(ax.get_xticks(), texts, rotation=0, ha="center", rotation_mode="default")

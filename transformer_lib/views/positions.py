@@ -29,6 +29,11 @@ from .style import (
     _symmetric_limit,
 )
 
+# One colour per sin/cos pair in plot_sinusoids: Okabe-Ito without orange next to
+# vermillion (the two read alike side by side, and alike under red-green colour
+# blindness); black takes its place, orange and yellow come last.
+_PAIR_COLOURS = tuple(OKABE_ITO[i] for i in (0, 1, 2, 6, 4, 5, 3, 7))
+
 __all__ = [
     "plot_positional_encoding",
     "plot_sinusoids",
@@ -132,7 +137,7 @@ def plot_sinusoids(
     gap = 2.6  # vertical distance between stacked rows; each row spans [-1, 1]
     offsets, tick_labels = [], []
     for row, d in enumerate(dims):
-        colour = OKABE_ITO[freq_ids.index(d // 2) % len(OKABE_ITO)]
+        colour = _PAIR_COLOURS[freq_ids.index(d // 2) % len(_PAIR_COLOURS)]
         kind = "sin" if d % 2 == 0 else "cos"
         label = f"dim {d} ({kind}), λ = {_format_wavelength(_wavelength(d, d_model, base))}"
         offset = -row * gap if stacked else 0.0
