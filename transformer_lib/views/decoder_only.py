@@ -80,7 +80,7 @@ def plot_loss_mask(
             f"(one per prediction of the next token), got {mask.size}."
         )
     n = mask.size
-    fig, ax = _figure_and_axes(ax, (float(np.clip(0.42 * n + 1.0, 4.0, 10.0)), 3.1))
+    fig, ax = _figure_and_axes(ax, (float(np.clip(0.42 * n + 1.0, 4.0, 10.0)), 2.7))
     ax.imshow(
         mask[None, :].astype(int),
         cmap=ListedColormap([_IGNORED, _COUNTED]),
