@@ -9,7 +9,7 @@ closed (``<details>`` of code cells and listings, dropdowns), and measured:
 
 * **screens**: the page's height divided by 900 px;
 * **words**: words of visible prose in the article (headings, paragraphs, lists, tables and
-  admonitions; not code, not cell outputs other than Markdown, not figure images);
+  admonitions, Markdown that cells print; not code, printouts or figure images);
 * **code lines**: visible lines of code (cell inputs and library listings).
 
 The book's guides for a chapter's core path are at most 20 screens, about 2,500 words and
@@ -58,7 +58,10 @@ MEASURE = """
   const seen = new Set();
   for (const el of article.querySelectorAll(prose)) {
     if (el.closest('pre, .cell_input, .highlight, .source-listing, script, style')) continue;
-    if (el.closest('.cell_output') && !el.closest('.output.text_markdown, .text_html')) continue;
+    // In a cell's output, Markdown is rendered straight into the output's container;
+    // other outputs sit in an .output block: keep only its HTML (explorers, quizzes).
+    const out = el.closest('.cell_output') && el.closest('.output');
+    if (out && !out.matches('.text_markdown, .text_html')) continue;
     if (!visible(el)) continue;
     // Count each text once: a <p> inside an <li> belongs to the <li>.
     if ([...seen].some((s) => s.contains(el))) continue;
