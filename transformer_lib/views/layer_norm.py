@@ -191,7 +191,7 @@ def plot_norm_axes(
         )
     pooled_colour, plain_colour, hatch_colour = OKABE_ITO[3], "#E4E4E4", "#666666"
     gap = 0.6  # rows of white space between two sentences
-    height = 1.2 + 0.22 * (n_sentences * (padded + gap))
+    height = 1.2 + 0.19 * (n_sentences * (padded + gap))
     fig, axes = _new_figure((8.6, max(height, 3.2)), 1, 2, sharey=True)
     panels = (
         ("layer", "LayerNorm: one token,\nall its features"),
