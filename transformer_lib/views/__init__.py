@@ -29,10 +29,11 @@ Module                      What it draws (chapters)
 ``decoder_only``            :func:`plot_loss_mask`, :func:`plot_mask_pair`,
                             :func:`plot_next_token_distribution`,
                             :func:`plot_self_vs_cross_attention` (12)
-``layer_norm``              :func:`plot_layer_norm_effect` (7)
+``layer_norm``              :func:`plot_layer_norm_effect`, :func:`plot_norm_axes` (7)
 ``training_curves``         :func:`plot_lr_schedule`, :func:`plot_label_smoothing`,
                             :func:`plot_training_log` (9)
 ``beam_search``             :func:`plot_beam_search` (10)
+``kv_cache``                :func:`plot_kv_cache` (10)
 ``explorers``               sliders and text boxes that keep working in the static HTML
                             book: one module per explorer, and ``explorers.frames`` for the
                             live and precomputed machinery (1–6, 9, 11, 12)
