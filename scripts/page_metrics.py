@@ -9,7 +9,8 @@ closed (``<details>`` of code cells and listings, dropdowns), and measured:
 
 * **screens**: the page's height divided by 900 px;
 * **words**: words of visible prose in the article (headings, paragraphs, lists, tables and
-  admonitions, Markdown that cells print; not code, printouts or figure images);
+  admonitions, Markdown that cells print; a typeset formula counts as one word; not code,
+  printouts or figure images);
 * **code lines**: visible lines of code (cell inputs and library listings).
 
 The book's guides for a chapter's core path are at most 20 screens, about 2,500 words and
@@ -55,6 +56,7 @@ MEASURE = """
   }
   const prose = 'h1, h2, h3, h4, p, li, td, th, dt, dd, figcaption, .admonition-title';
   let words = 0;
+  const count = (text) => (text.match(/[\\p{L}\\p{N}][\\p{L}\\p{N}'’.,-]*/gu) || []).length;
   const seen = new Set();
   for (const el of article.querySelectorAll(prose)) {
     if (el.closest('pre, .cell_input, .highlight, .source-listing, script, style')) continue;
@@ -66,7 +68,11 @@ MEASURE = """
     // Count each text once: a <p> inside an <li> belongs to the <li>.
     if ([...seen].some((s) => s.contains(el))) continue;
     seen.add(el);
-    words += (el.innerText.match(/[\\p{L}\\p{N}][\\p{L}\\p{N}'’.,-]*/gu) || []).length;
+    // A typeset formula counts as one word, not one per symbol that MathJax draws.
+    words += count(el.innerText);
+    for (const m of el.querySelectorAll('mjx-container, math')) {
+      if (!m.parentElement.closest('mjx-container, math')) words -= count(m.innerText) - 1;
+    }
   }
   const height = document.documentElement.scrollHeight;
   return {height, words, codeLines};
