@@ -341,9 +341,9 @@ def mystery(
     )
     # Sized so that the two maps sit side by side in the page's column (the loss below).
     figures = [
-        (_png(attention(run, "mystery"), (3.8, 3.3)), "Mystery model. " + maps_alt,
+        (_png(attention(run, "mystery"), (3.6, 3.0)), "Mystery model. " + maps_alt,
          f"The mystery model's {what}"),
-        (_png(attention(healthy, "healthy"), (3.8, 3.3)), "Healthy model. " + maps_alt,
+        (_png(attention(healthy, "healthy"), (3.6, 3.0)), "Healthy model. " + maps_alt,
          f"The healthy model's {what}, for comparison"),
         (_png(curves, (3.8, 3.0)), loss, "Training loss, mystery model against the healthy one"),
     ]  # fmt: skip
