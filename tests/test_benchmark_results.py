@@ -41,3 +41,59 @@ def test_the_sweep_rows_in_the_readme_are_measured():
         data = json.loads((ROOT / "benchmarks" / "results" / name).read_text(encoding="utf-8"))
         for row in data["rows"]:
             assert f"| {row['steps']:,} | " in readme and f"{row['bleu']:.2f}" in readme, row
+
+
+def _variants() -> dict:
+    path = ROOT / "data" / "architecture_variants.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_the_architecture_variants_were_trained_alike():
+    data = _variants()
+    rows = {r["variant"]: r for r in data["rows"]}
+    assert set(rows) == {"paper", "paper, seed 1", "pre-LN", "modern", "modern, seed 1"}
+    steps = data["budget"]["max_steps"]
+    counts = {r["parameters"] for r in rows.values()}
+    for r in rows.values():
+        assert r["steps"] == steps, r  # the same budget, reached
+        assert r["sources"] == 889  # the whole test split
+    # SwiGLU at d_ff 344 keeps the parameter count of the ReLU FFN at 512 (within 0.1%)
+    assert (max(counts) - min(counts)) / min(counts) < 1e-3
+    assert rows["modern"]["flags"] == rows["modern, seed 1"]["flags"]
+    assert rows["paper"]["flags"] == [] and rows["paper"]["seed"] != rows["paper, seed 1"]["seed"]
+
+
+def test_the_readme_table_of_variants_is_the_measurement():
+    readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    for r in _variants()["rows"]:
+        row = (
+            f"| {r['variant']} | {r['what']} | {r['parameters']:,} | {r['bleu']:.2f} | "
+            f"{r['chrf']:.2f} |"
+        )
+        assert row in readme, row
+
+
+def test_what_the_readme_says_of_the_variants_holds():
+    rows = {r["variant"]: r["bleu"] for r in _variants()["rows"]}
+    paper, modern = [rows["paper"], rows["paper, seed 1"]], [rows["modern"], rows["modern, seed 1"]]
+    spread = max(abs(paper[0] - paper[1]), abs(modern[0] - modern[1]))
+    gap = sum(modern) / 2 - sum(paper) / 2
+    assert min(modern) > max(paper) and gap > spread  # "above both, by more than ..."
+    assert abs(rows["pre-LN"] - sum(paper) / 2) <= spread  # "pre-LN alone is within"
+    lib = {r["budget"]: r["library"] for r in _results()["rows"]}
+    assert 0.15 < gap / (lib[10.0]["bleu"] - lib[5.0]["bleu"]) < 0.35  # "about a quarter"
+    # the CPU-minute run of the same benchmark, and the README's comparison with it
+    cpu5 = json.loads(
+        (ROOT / "benchmarks" / "results" / "architecture_variants_cpu5.json").read_text("utf-8")
+    )
+    readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    first = {r["variant"]: r for r in cpu5["rows"]}["paper"]
+    quiet = lib[5.0]
+    said = (
+        f"made {first['steps']:,} steps and {first['bleu']:.2f} BLEU there, against "
+        f"{quiet['steps']:,} steps and\n{quiet['bleu']:.2f} BLEU"
+    )
+    assert said in readme
+    assert first["steps"] < quiet["steps"] and first["bleu"] < quiet["bleu"]
+    for r in cpu5["rows"]:
+        assert f"| {r['variant']} | {r['steps']:,} | {r['bleu']:.2f} |" in readme
