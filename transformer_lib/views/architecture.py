@@ -34,6 +34,35 @@ _ARCH_STYLE = {
 }
 
 
+def _rounded_box(
+    ax: Axes,
+    xc: float,
+    yc: float,
+    w: float,
+    h: float,
+    colours: tuple[str, str],
+    rounding: float = 0.18,
+    linewidth: float = 1.6,
+    **style,
+) -> None:
+    """A rounded box of width ``w`` and height ``h`` centred on (xc, yc), in ``colours``
+    (face, edge); ``style`` goes to the patch (e.g. ``hatch``, ``linestyle``)."""
+    face, edge = colours
+    ax.add_patch(
+        FancyBboxPatch(
+            (xc - w / 2, yc - h / 2),
+            w,
+            h,
+            boxstyle=f"round,pad=0,rounding_size={rounding}",
+            facecolor=face,
+            edgecolor=edge,
+            linewidth=linewidth,
+            zorder=3,
+            **style,
+        )
+    )
+
+
 def _box(
     ax: Axes,
     xc: float,
@@ -44,20 +73,8 @@ def _box(
     kind: str,
     hatch: str | None = None,
 ) -> tuple[float, float]:
-    face, edge = _ARCH_STYLE[kind]
-    ax.add_patch(
-        FancyBboxPatch(
-            (xc - w / 2, yc - h / 2),
-            w,
-            h,
-            boxstyle="round,pad=0,rounding_size=0.18",
-            facecolor=face,
-            edgecolor=edge,
-            linewidth=1.6,
-            hatch=hatch,
-            zorder=3,
-        )
-    )
+    face, _ = _ARCH_STYLE[kind]
+    _rounded_box(ax, xc, yc, w, h, _ARCH_STYLE[kind], hatch=hatch)
     ax.text(
         xc,
         yc,
@@ -363,19 +380,7 @@ def plot_data_flow(
     x_bus = 3.78
 
     def box(xc, yc, w, text, kind, mask=None, h=box_h):
-        face, edge = _ARCH_STYLE[kind]
-        ax.add_patch(
-            FancyBboxPatch(
-                (xc - w / 2, yc - h / 2),
-                w,
-                h,
-                boxstyle="round,pad=0,rounding_size=0.08",
-                facecolor=face,
-                edgecolor=edge,
-                linewidth=1.3,
-                zorder=3,
-            )
-        )
+        _rounded_box(ax, xc, yc, w, h, _ARCH_STYLE[kind], rounding=0.08, linewidth=1.3)
         if mask is None:
             ax.text(xc, yc, text, ha="center", va="center", fontsize=fs, zorder=4)
             return

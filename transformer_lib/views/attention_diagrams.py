@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyBboxPatch
 
-from .architecture import _path
+from .architecture import _path, _rounded_box
 from .style import _new_figure, _styled
 
 __all__ = ["plot_attention_diagram"]
@@ -33,20 +32,10 @@ _PANELS = ("scaled", "multi-head")
 def _block(
     ax: Axes, xc: float, yc: float, w: float, h: float, text: str, kind: str, *, dashed=False
 ) -> None:
-    face, edge = _DIAGRAM_STYLE[kind]
-    ax.add_patch(
-        FancyBboxPatch(
-            (xc - w / 2, yc - h / 2),
-            w,
-            h,
-            boxstyle="round,pad=0,rounding_size=0.12",
-            facecolor=face,
-            edgecolor=edge,
-            linewidth=1.6,
-            linestyle="--" if dashed else "-",
-            zorder=3,
-        )
-    )
+    _rounded_box(
+        ax, xc, yc, w, h, _DIAGRAM_STYLE[kind], rounding=0.12,
+        linestyle="--" if dashed else "-",
+    )  # fmt: skip
     ax.text(xc, yc, text, ha="center", va="center", fontsize=10.5, zorder=4)
 
 
