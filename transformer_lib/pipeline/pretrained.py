@@ -255,8 +255,8 @@ def training_time(state: dict[str, Any]) -> str:
 
     Returns:
         e.g. ``"75 minutes of wall-clock time (about 40 CPU-minutes: other programs
-        shared the cores)"``; the last clause only when the run's threads computed less
-        than 90% of the time (a machine it shared).
+        shared the core)"`` for a run on one thread; the last clause only when the run's
+        threads computed less than 90% of the time (a machine it shared).
 
     Example:
         >>> training_time({"elapsed_s": 600, "cpu_s": 540, "torch_threads": 1})
@@ -265,5 +265,6 @@ def training_time(state: dict[str, Any]) -> str:
     wall, cpu = state["elapsed_s"] / 60, state["cpu_s"] / 60
     threads = state.get("torch_threads", 1) or 1
     shared = cpu < 0.9 * wall * threads
-    reason = ": other programs shared the cores" if shared else ""
+    cores = "core" if threads == 1 else "cores"
+    reason = f": other programs shared the {cores}" if shared else ""
     return f"{wall:.0f} minutes of wall-clock time (about {cpu:.0f} CPU-minutes{reason})"
