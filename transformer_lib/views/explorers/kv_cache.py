@@ -230,8 +230,8 @@ def kv_cache_explorer(*, static: bool | None = None):
             "multi-head attention.",
             describe=lambda i, j: (
                 f"G = {groups[i]} at {contexts[j]:,} tokens: the cache of one sequence is "
-                f"{_cache_gib(groups[i], contexts[j]):.3g} GiB, against "
-                f"{_cache_gib(H, contexts[j]):.3g} GiB for multi-head attention"
+                f"{_size(_cache_gib(groups[i], contexts[j]) * 2**30)}, against "
+                f"{_size(_cache_gib(H, contexts[j]) * 2**30)} for multi-head attention"
             ),
         )
     contexts = _LIVE_CONTEXTS
