@@ -269,9 +269,14 @@ def _verdict(true_id: str, suspect: str, kit: dict[str, Any]) -> str:
     """What the page says when ``suspect`` is chosen for the mystery whose bug is
     ``true_id``, from the kit's findings on the trained mystery model (``kit``)."""
     check = _caught(true_id)
-    cause = ALL_CAUSES[kit["causes"][check][0]].text if check in kit["failed"] else None
+    causes = kit["causes"].get(check, []) if check in kit["failed"] else []
+    # the bug's own diagnosis where the check lists it, not only the first of them
+    key = next((k for _, k in PLANTED_BUGS[true_id].caught_by if k in causes), None)
+    key = key or (causes[0] if causes else None)
+    which = "first diagnosis is" if causes and key == causes[0] else "diagnoses include"
+    cause = ALL_CAUSES[key].text if key else None
     tells = f"The check that would have told you: `{check}`, {CHECKS[check].title}" + (
-        f"; on this model it fails, and its first diagnosis is that {cause}." if cause else "."
+        f"; on this model it fails, and its {which} that {cause}." if cause else "."
     )
     if suspect == true_id:
         return f"Yes: {PLANTED_BUGS[true_id].mistake}. {tells}"
