@@ -1,7 +1,8 @@
 """The sampling explorer of chapter 12 (views.explorers.sampling), without a browser.
 
-Static: temperature × top-k frames in nested Stacks jslinked to their controls, checked
-with the same helper as the other explorers. Live: the controls redraw, and the figure's
+Static: temperature × cut-off (top-k and top-p) frames in nested Stacks jslinked to their
+controls, checked with the same helper as the other explorers; the top-p frames keep the
+nucleus. Live: the controls redraw, and the figure's
 distribution is exactly what ``generate`` samples from.
 """
 
@@ -32,15 +33,63 @@ def translator():
 
 def test_static_frames_and_links(translator, monkeypatch):
     monkeypatch.setattr(sampling, "_STATIC_TEMPERATURES", (0.5, 1.0))
-    monkeypatch.setattr(sampling, "_STATIC_TOP_K", (None, 1))
+    cutoffs = (("all", None, None), ("top-k 1", 1, None), ("top-p 0.9", None, 0.9))
+    monkeypatch.setattr(sampling, "_STATIC_CUTOFFS", cutoffs)
     box = sampling.sampling_explorer(translator, static=True)
-    _check_static(box, n_expected=4)
+    _check_static(box, n_expected=2 * 3)
     assert box.controls["temperature"].value == "1"
+    cutoff = box.controls["cutoff"]
+    assert cutoff.description == "cut-off"
+    assert list(cutoff.options) == ["all", "top-k 1", "top-p 0.9"]
+    # Frames are row-major: temperature 1, top-k 1 is frame 4, and keeps one token.
+    assert box.frame_descriptions[4] == "temperature 1, top-k 1: 1 token possible"
+    assert box.frame_descriptions[3].startswith("temperature 1, no cut-off: ")
+
+
+def _nucleus_size(probs: torch.Tensor, p: float) -> int:
+    """The smallest number of likeliest tokens whose probabilities add up to at least p."""
+    total = 0.0
+    for n, q in enumerate(sorted(probs.tolist(), reverse=True), start=1):
+        total += q
+        if total >= p:
+            return n
+    return len(probs)
+
+
+def test_top_p_keeps_the_nucleus_of_a_known_distribution(translator):
+    # 0.6 < 0.9 <= 0.6 + 0.25 + 0.1: top-p 0.9 keeps three tokens, top-p 0.5 one.
+    probs = torch.tensor([0.05, 0.6, 0.1, 0.25])
+    p = sampling._prompt(translator, "I am tired.", "Ich bin")
+    p.logits = probs.log()
+    assert sampling._kept(p, 1.0, None, 0.9) == _nucleus_size(probs, 0.9) == 3
+    assert sampling._kept(p, 1.0, None, 0.5) == _nucleus_size(probs, 0.5) == 1
+    assert sampling._kept(p, 1.0, 2, None) == 2
+
+
+def test_top_p_frames_show_the_nucleus(translator, monkeypatch):
+    monkeypatch.setattr(sampling, "_STATIC_TEMPERATURES", (1.0, 2.5))
+    cutoffs = (("all", None, None), ("top-p 0.9", None, 0.9), ("top-p 0.5", None, 0.5))
+    monkeypatch.setattr(sampling, "_STATIC_CUTOFFS", cutoffs)
+    box = sampling.sampling_explorer(translator, static=True)
+    logits = sampling._prompt(translator, *sampling.SAMPLING_PROMPT).logits
+    for i, t in enumerate((1.0, 2.5)):
+        probs = (logits / t).softmax(-1)
+        sizes = [_nucleus_size(probs, p) for p in (0.9, 0.5)]
+        said = [box.frame_descriptions[3 * i + j] for j in (1, 2)]
+        assert said == [
+            f"temperature {t:g}, top-p {p:g}: {n:,} token{'s' * (n != 1)} possible"
+            for p, n in zip((0.9, 0.5), sizes)
+        ]
+        assert sizes[1] <= sizes[0] < int((probs > 0).sum())
 
 
 def test_the_books_frame_count_is_modest():
-    n = len(sampling._STATIC_TEMPERATURES) * len(sampling._STATIC_TOP_K)
-    assert 20 <= n <= 40 and 1.0 in sampling._STATIC_TEMPERATURES
+    n = len(sampling._STATIC_TEMPERATURES) * len(sampling._STATIC_CUTOFFS)
+    assert n == 30 and 1.0 in sampling._STATIC_TEMPERATURES
+    labels = [label for label, _, _ in sampling._STATIC_CUTOFFS]
+    assert labels[0] == "all" and any(k for _, k, _ in sampling._STATIC_CUTOFFS)
+    assert any(top_p for _, _, top_p in sampling._STATIC_CUTOFFS), "top-p frames"
+    assert all(len(label) <= 9 for label in labels), "buttons fit a phone's width"
 
 
 def test_live_redraws(translator):

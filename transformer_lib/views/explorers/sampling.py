@@ -1,10 +1,11 @@
-"""Temperature and top-k: what the decoder-only model samples after a fixed prompt (ch. 12).
+"""Temperature, top-k and top-p: what the decoder-only model samples after a prompt (ch. 12).
 
 The prompt is an English sentence, ``<sep>`` and the start of its German translation. Each
 state shows the next-token distribution that :func:`~transformer_lib.pipeline.generation.
 generate` samples from (:func:`~transformer_lib.pipeline.generation.next_token_distribution`)
 as bars with the real German tokens, and a few seeded continuations drawn with the same
-settings under it.
+settings under it. The static version precomputes every temperature of
+:data:`_STATIC_TEMPERATURES` with every cut-off of :data:`_STATIC_CUTOFFS` (top-k and top-p).
 """
 
 from __future__ import annotations
@@ -31,10 +32,19 @@ __all__ = ["SAMPLING_PROMPT", "sampling_explorer"]
 #: The default prompt: (English sentence, German start).
 SAMPLING_PROMPT = ("I would like a cup of coffee.", "Ich möchte")
 _STATIC_TEMPERATURES = (0.3, 0.6, 1.0, 1.5, 2.5)
-_STATIC_TOP_K = (None, 20, 5, 1)  # None: no cut-off
+#: The static explorer's cut-offs: (button label, top_k, top_p); None: that cut is off.
+_STATIC_CUTOFFS = (
+    ("all", None, None),
+    ("top-k 20", 20, None),
+    ("top-k 5", 5, None),
+    ("top-k 1", 1, None),
+    ("top-p 0.9", None, 0.9),
+    ("top-p 0.5", None, 0.5),
+)
 _SEEDS = (0, 1, 2)
 _NEW_TOKENS = 12
 _SHOW = 12  # bars drawn
+_RIGHT_ROOM = 0.15  # inches kept free right of the bars, for half a tick label
 
 
 @dataclass
@@ -80,6 +90,13 @@ def _prompt(translator, source: str, start: str) -> _Prompt:
         logits = model(torch.tensor([ids]), prefix_len=prefix)[0, -1].float()  # (V,)
     logits[list(never)] = float("-inf")  # as generate(never=...) does
     return _Prompt(model, tok, source, start, ids, len(source_ids) + 1, never, logits)
+
+
+def _kept(p: _Prompt, temperature: float, top_k: int | None, top_p: float | None) -> int:
+    """How many tokens the next draw can pick with these settings."""
+    from ...pipeline.generation import next_token_distribution
+
+    return int((next_token_distribution(p.logits, temperature, top_k, top_p) > 0).sum())
 
 
 def _samples(
@@ -170,20 +187,27 @@ class _OneLayout:
 
     The frames differ in their data, not in their labels (the bars keep the order of the
     plain distribution), and skipping the constrained-layout pass halves the drawing time.
+    The axes end :data:`_RIGHT_ROOM` short of the first frame's layout: a frame whose
+    x axis ends at a tick (0.7) keeps that tick's label inside the image.
     """
 
     def __init__(self) -> None:
         self.positions: list | None = None
 
     def png(self, fig) -> bytes:
-        if self.positions is not None:
-            fig.set_layout_engine("none")
-            for ax, position in zip(fig.get_axes(), self.positions):
-                ax.set_position(position)
-            return figure_to_png(fig)
-        png = figure_to_png(fig)
-        self.positions = [ax.get_position() for ax in fig.get_axes()]
-        return png
+        from matplotlib.transforms import Bbox
+
+        if self.positions is None:
+            figure_to_png(fig)  # the constrained layout of the first frame
+            room = _RIGHT_ROOM / fig.get_figwidth()
+            self.positions = [
+                Bbox.from_extents(b.x0, b.y0, b.x1 - room, b.y1)
+                for b in (ax.get_position() for ax in fig.get_axes())
+            ]
+        fig.set_layout_engine("none")
+        for ax, position in zip(fig.get_axes(), self.positions):
+            ax.set_position(position)
+        return figure_to_png(fig)
 
 
 def sampling_explorer(
@@ -193,7 +217,7 @@ def sampling_explorer(
     *,
     static: bool | None = None,
 ):
-    """Temperature and top-k sampling from the decoder-only translator, after a fixed prompt.
+    """Temperature, top-k and top-p sampling from the decoder-only translator, after a prompt.
 
     Chapter 12. The prompt is ``source <sep> start``; each state draws the distribution of
     the next token with the real German tokens (the dashed outlines are the model's plain
@@ -208,15 +232,17 @@ def sampling_explorer(
         static: force the precomputed (True) or the live (False) version.
 
     Returns:
-        The explorer. Static: a temperature slider (0.3 … 2.5) × top-k buttons (all, 20,
-        5, 1): 20 frames. Live: temperature, top-k and top-p, and the German start.
+        The explorer. Static: a temperature slider (0.3 … 2.5) × a ``cut-off`` toggle
+        (all, top-k 20, 5 and 1, top-p 0.9 and 0.5): 30 frames, controls
+        ``"temperature"`` and ``"cutoff"``. Live: temperature, top-k and top-p sliders
+        and the German start (``"temperature"``, ``"top_k"``, ``"top_p"``, ``"start"``).
     """
     widgets = load_ipywidgets()
     title = "Sampling the next token"
     p = _prompt(translator, source, start)
     vocab = p.vocab
     if use_static(static):
-        temps, ks = _STATIC_TEMPERATURES, _STATIC_TOP_K
+        temps, cutoffs = _STATIC_TEMPERATURES, _STATIC_CUTOFFS
         temperature = widgets.SelectionSlider(
             options=[f"{t:g}" for t in temps],
             index=temps.index(1.0),
@@ -225,26 +251,42 @@ def sampling_explorer(
             style={"description_width": "initial"},
             layout=widgets.Layout(width="420px"),
         )
-        top_k = widgets.ToggleButtons(
-            options=["all" if k is None else str(k) for k in ks],
+        cutoff = widgets.ToggleButtons(
+            options=[label for label, _, _ in cutoffs],
             index=0,
-            description="top-k",
-            tooltip="sample only from the k most likely tokens",
-            style={"button_width": "64px"},
+            description="cut-off",
+            tooltip="top-k keeps the k likeliest tokens; top-p the fewest likeliest "
+            "whose probabilities add up to at least p",
+            style={"button_width": "80px"},
         )
         layout = _OneLayout()
-        frames = [[layout.png(_sampling_figure(p, t, k, vocab)) for k in ks] for t in temps]
+        frames = [
+            [layout.png(_sampling_figure(p, t, k, vocab, top_p)) for _, k, top_p in cutoffs]
+            for t in temps
+        ]
+
+        def describe(i: int, j: int) -> str:
+            label, k, top_p = cutoffs[j]
+            kept = _kept(p, temps[i], k, top_p)
+            cut = "no cut-off" if k is None and top_p is None else label
+            return (
+                f"temperature {temps[i]:g}, {cut}: {kept:,} "
+                f"{'token' if kept == 1 else 'tokens'} possible"
+            )
+
         return static_explorer(
             title,
-            "Move the temperature slider and choose how many of the likeliest tokens stay "
-            "in the draw (top-k). Three seeded samples under the bars use the same settings.",
-            [temperature, top_k],
-            {"temperature": temperature, "top_k": top_k},
-            [temperature, top_k],
+            "Move the temperature slider and choose a cut-off: top-k keeps the k likeliest "
+            "tokens, top-p the fewest likeliest whose probabilities add up to at least p. "
+            "Three seeded samples under the bars use the same settings.",
+            [temperature, cutoff],
+            {"temperature": temperature, "cutoff": cutoff},
+            [temperature, cutoff],
             frames,
             alt="Bars of the decoder-only model's next-token probabilities after the prompt "
-            "at the chosen temperature, tokens outside the top-k shown as cut, and three "
-            "seeded samples drawn with the same settings.",
+            "at the chosen temperature, tokens removed by the top-k or top-p cut-off shown "
+            "in grey, and three seeded samples drawn with the same settings.",
+            describe=describe,
         )
     temperature = widgets.FloatLogSlider(
         value=1.0,
