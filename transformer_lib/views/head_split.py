@@ -21,7 +21,7 @@ _GREY = "#555555"
 _MAX_CELL_COLUMNS = 32  # up to this width every column of a matrix is outlined
 _MAX_CELL_ROWS = 12  # up to this many tokens every row is outlined
 _MH = 3.0  # the height of every matrix, in the units of the vertical axis, whatever T is
-_SIZE = (7.0, 3.4)  # inches; the figure fits a page column at full size
+_SIZE = (7.0, 3.1)  # inches; the figure fits a page column at full size
 _LEFT_IN, _DRAWING_IN, _RIGHT_IN, _TITLE_IN = 2.05, 4.25, 0.65, 0.32  # inches of it
 
 
@@ -90,14 +90,17 @@ def plot_head_split(
     x_full = (width - D) / 2
     head_x = [i * (dk + gap) for i in range(H)]
     colors = [OKABE_ITO[i % len(OKABE_ITO)] for i in range(H)]
-    row_gap = 2.0  # between tiers, for the arrows and the head labels (_MH = 3 units tall)
-    tiers = 5
+    # Space below each tier (a matrix is _MH = 3 units tall): the first gap also holds
+    # the head labels.
+    gaps = [2.9, 1.7, 1.7, 1.7]
     fig, ax = _new_figure(_SIZE)
     fig.set_layout_engine("none")  # the axes fill the figure; its limits leave the margins
     ax.set_position([0.0, 0.0, 1.0, 1.0 - _TITLE_IN / _SIZE[1]])
     ax.axis("off")
     per_inch = width / _DRAWING_IN  # columns per inch
-    tops = [-(k * (_MH + row_gap)) for k in range(tiers)]  # y of each tier's top edge
+    tops = [0.0]  # y of each tier's top edge
+    for g in gaps:
+        tops.append(tops[-1] - _MH - g)
 
     def matrix(x0: float, top: float, cols: int, fc, ec, gid: str, hatch: str = "") -> None:
         ax.add_patch(
@@ -145,7 +148,7 @@ def plot_head_split(
             fontsize=fontsize, color="black",
         )  # fmt: skip
         group_mid, head_mid = x_full + (i + 0.5) * dk, x + dk / 2
-        arrow(group_mid, tops[0] - _MH, head_mid, tops[1] + 1.3)
+        arrow(group_mid, tops[0] - _MH, head_mid, tops[1] + 1.55)
         arrow(head_mid, tops[1] - _MH, head_mid, tops[2])
         arrow(head_mid, tops[2] - _MH, group_mid, tops[3])
     matrix(x_full, tops[4], D, "#E3E3E3", "#333333", "output")
@@ -169,9 +172,9 @@ def plot_head_split(
     ]
     for top, label in zip(tops, labels):
         ax.text(left, top - _MH / 2, label, ha="right", va="center", fontsize=fontsize)
-    for top, step in zip(tops, steps):
+    for top, gap, step in zip(tops, gaps, steps):
         ax.text(
-            left, top - _MH - row_gap / 2, step, ha="right", va="center", fontsize=fontsize,
+            left, top - _MH - gap / 2, step, ha="right", va="center", fontsize=fontsize,
             color=_GREY, style="italic",
         )  # fmt: skip
     # The rows of the projection (and of every matrix below it) are the tokens.
