@@ -21,6 +21,7 @@ from .model import Transformer, count_parameters, paper_parameter_counts
 from .multihead import MultiHeadAttention
 from .positional import (
     LearnedPositionalEncoding,
+    RotaryPositionalEncoding,
     SinusoidalPositionalEncoding,
     sinusoidal_positional_encoding,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "LearnedPositionalEncoding",
     "MultiHeadAttention",
     "PositionwiseFeedForward",
+    "RotaryPositionalEncoding",
     "SinusoidalPositionalEncoding",
     "SublayerConnection",
     "TokenEmbedding",

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from .feedforward import ACTIVATIONS, NORMS
+from .positional import POSITIONALS
 
 
 @dataclass
@@ -35,7 +36,9 @@ class TransformerConfig:
     eos_id: int = 3  # end of sentence: decoding stops when it is produced
     norm_first: bool = False  # False = post-LN as in the paper; True = pre-LN (Xiong et al. 2020)
     share_embeddings: bool = True  # tie source, target and pre-softmax weights (§3.4)
-    positional: str = "sinusoidal"  # "sinusoidal" (§3.5) or "learned"
+    # "sinusoidal" (§3.5, the paper) or "learned", both added to the embeddings; or "rope":
+    # rotary positions, applied to the queries and keys of every self-attention (chapter 14)
+    positional: str = "sinusoidal"
     layer_norm_eps: float = 1e-5  # LayerNorm epsilon (PyTorch's default)
     activation: str = "relu"  # the FFN's: "relu" (§3.3, the paper), "gelu" or "swiglu"
     norm: str = "layer"  # every sub-layer's norm: "layer" (§3.1, the paper) or "rms" (RMSNorm)
@@ -52,8 +55,21 @@ class TransformerConfig:
             )
         if not 0.0 <= self.dropout < 1.0:
             problems.append(f"dropout={self.dropout} must be in [0, 1)")
-        if self.positional not in ("sinusoidal", "learned"):
-            problems.append(f"positional={self.positional!r} must be 'sinusoidal' or 'learned'")
+        if self.positional not in POSITIONALS:
+            problems.append(
+                f"positional={self.positional!r} must be one of {POSITIONALS} "
+                "('sinusoidal' is the paper's)"
+            )
+        elif (
+            self.positional == "rope"
+            and self.n_heads > 0
+            and self.d_model % self.n_heads == 0
+            and (self.d_model // self.n_heads) % 2
+        ):
+            problems.append(
+                f"positional='rope' rotates pairs of dimensions, so d_model / n_heads must be "
+                f"even, got {self.d_model} / {self.n_heads} = {self.d_model // self.n_heads}"
+            )
         if self.activation not in ACTIVATIONS:
             problems.append(
                 f"activation={self.activation!r} must be one of {ACTIVATIONS} "

@@ -27,7 +27,7 @@ from .embedding import TokenEmbedding
 from .layers import Encoder, KVCache
 from .masks import causal_mask, combine_masks, padding_mask, prefix_lm_mask
 from .model import Transformer, check_id_matrix, count_parameters, init_parameters
-from .positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
+from .positional import positional_encoding
 
 #: Names of the two architectures, as recorded in a checkpoint's config (``"arch"``).
 ARCHITECTURES = ("encoder-decoder", "decoder-only")
@@ -40,7 +40,7 @@ class DecoderOnlyTransformer(nn.Module):
         config: a :class:`TransformerConfig`. ``n_decoder_layers`` is the number of blocks
             (``n_encoder_layers`` is not used); ``norm_first`` chooses post-LN (the paper,
             default) or pre-LN (which ends the stack with a LayerNorm, as the encoder
-            does); ``positional`` chooses sinusoidal or learned positions; with
+            does); ``positional`` chooses sinusoidal, learned or rotary positions; with
             ``share_embeddings`` (default) the output layer reuses the embedding matrix.
         prefix_lm: whether the model is (to be) trained as a prefix LM. Only recorded
             here, for the decoding functions and checkpoints; :meth:`forward` uses a prefix
@@ -67,12 +67,8 @@ class DecoderOnlyTransformer(nn.Module):
             )
         self.prefix_lm = bool(prefix_lm)
         self.embed = TokenEmbedding(c.vocab_size, c.d_model, c.pad_id)
-        pos_cls = (
-            SinusoidalPositionalEncoding
-            if c.positional == "sinusoidal"
-            else LearnedPositionalEncoding
-        )
-        self.positional = pos_cls(c.max_len, c.d_model)
+        # added to the embeddings; for "rope" nothing (the rotation is in self-attention)
+        self.positional = positional_encoding(c.positional, c.max_len, c.d_model)
         self.embed_dropout = nn.Dropout(c.dropout)
         # The same stack as the encoder; the causal mask makes it a decoder.
         self.blocks = Encoder(c, n_layers=c.n_decoder_layers)

@@ -12,11 +12,18 @@ from torch import Tensor, nn
 from .config import TransformerConfig
 from .feedforward import PositionwiseFeedForward, SublayerConnection, make_norm
 from .multihead import MultiHeadAttention
+from .positional import RotaryPositionalEncoding
 
 
 def _sublayer(c: TransformerConfig) -> SublayerConnection:
     """One residual sub-layer as the config asks: post-/pre-LN, LayerNorm or RMSNorm."""
     return SublayerConnection(c.d_model, c.dropout, c.norm_first, c.layer_norm_eps, c.norm)
+
+
+def _self_attention(c: TransformerConfig) -> MultiHeadAttention:
+    """Self-attention as the config asks: with rotary positions when ``positional="rope"``."""
+    rotary = RotaryPositionalEncoding(c.max_len, c.d_head) if c.positional == "rope" else None
+    return MultiHeadAttention(c.d_model, c.n_heads, c.dropout, rotary=rotary)
 
 
 class EncoderLayer(nn.Module):
@@ -32,7 +39,7 @@ class EncoderLayer(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         c = config
-        self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, c.dropout)
+        self.self_attn = _self_attention(c)
         self.ffn = PositionwiseFeedForward(c.d_model, c.d_ff, c.dropout, c.activation)
         self.attn_block = _sublayer(c)
         self.ffn_block = _sublayer(c)
@@ -63,7 +70,7 @@ class DecoderLayer(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         c = config
-        self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, c.dropout)
+        self.self_attn = _self_attention(c)
         self.cross_attn = MultiHeadAttention(c.d_model, c.n_heads, c.dropout)
         self.ffn = PositionwiseFeedForward(c.d_model, c.d_ff, c.dropout, c.activation)
         self.self_block = _sublayer(c)

@@ -9,7 +9,7 @@ from .config import TransformerConfig
 from .embedding import TokenEmbedding
 from .layers import Decoder, Encoder, KVCache
 from .masks import causal_mask, combine_masks, padding_mask
-from .positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
+from .positional import positional_encoding
 
 ATTENTION_KINDS = ("encoder", "decoder", "cross")
 
@@ -71,12 +71,8 @@ class Transformer(nn.Module):
             if c.share_embeddings
             else TokenEmbedding(c.vocab_size, c.d_model, c.pad_id)
         )
-        pos_cls = (
-            SinusoidalPositionalEncoding
-            if c.positional == "sinusoidal"
-            else LearnedPositionalEncoding
-        )
-        self.positional = pos_cls(c.max_len, c.d_model)
+        # added to the embeddings; for "rope" nothing (the rotation is in self-attention)
+        self.positional = positional_encoding(c.positional, c.max_len, c.d_model)
         self.embed_dropout = nn.Dropout(c.dropout)
         self.encoder = Encoder(c)
         self.decoder = Decoder(c)

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import check_mask, scaled_dot_product_attention
+from .positional import RotaryPositionalEncoding
 
 
 class MultiHeadAttention(nn.Module):
@@ -27,6 +28,9 @@ class MultiHeadAttention(nn.Module):
         dropout: dropout on the attention weights (training only).
         fast: use ``F.scaled_dot_product_attention`` when weights are not requested
             (the readable :func:`scaled_dot_product_attention` is used otherwise).
+        rotary: rotary positions (RoPE) for self-attention: rotate every head's queries and
+            keys by their positions before the scores (values are not rotated). ``None``
+            (default): positions are whatever the input vectors carry.
 
     Shape:
         query ``(B, Tq, D)``, key/value ``(B, Tk, D)``, mask broadcastable to
@@ -41,7 +45,14 @@ class MultiHeadAttention(nn.Module):
         (torch.Size([2, 5, 64]), torch.Size([2, 4, 5, 5]))
     """
 
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, fast: bool = True):
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        dropout: float = 0.0,
+        fast: bool = True,
+        rotary: RotaryPositionalEncoding | None = None,
+    ):
         super().__init__()
         if d_model % n_heads != 0:
             raise ValueError(
@@ -53,6 +64,7 @@ class MultiHeadAttention(nn.Module):
         self.fast = fast
         self.in_proj = nn.Linear(d_model, 3 * d_model)  # [W^Q; W^K; W^V], all heads side by side
         self.out_proj = nn.Linear(d_model, d_model)  # W^O
+        self.rotary = rotary
         # Per-head multiplier on the head outputs before W^O (None = all 1). Used to
         # switch heads off and watch what changes (chapter 11).
         self.head_gate: Tensor | None = None
@@ -65,9 +77,14 @@ class MultiHeadAttention(nn.Module):
         self, query: Tensor, key: Tensor, value: Tensor, cache: dict | None, static_kv: bool
     ) -> tuple[Tensor, Tensor, Tensor]:
         """Q, K, V for every head, each (B, H, T, Dk), reusing/extending ``cache``."""
+        if self.rotary is not None and static_kv:
+            raise ValueError("rotary positions are for self-attention, not static_kv (cross)")
         if cache is None and query is key and key is value:  # self-attention: one matmul
             q, k, v = self.in_proj(query).chunk(3, dim=-1)  # 3 × (B, T, D)
-            return self._split_heads(q), self._split_heads(k), self._split_heads(v)
+            q, k, v = self._split_heads(q), self._split_heads(k), self._split_heads(v)
+            if self.rotary is not None:  # positions 0 .. T-1
+                q, k = self.rotary(q), self.rotary(k)
+            return q, k, v
         w_q, w_kv = self.in_proj.weight.split([self.d_model, 2 * self.d_model])
         b_q, b_kv = self.in_proj.bias.split([self.d_model, 2 * self.d_model])
         q = self._split_heads(F.linear(query, w_q, b_q))
@@ -80,6 +97,9 @@ class MultiHeadAttention(nn.Module):
             b_k, b_v = b_kv.chunk(2)
             k, v = F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
         k, v = self._split_heads(k), self._split_heads(v)
+        if self.rotary is not None:  # the new steps come after the cached ones
+            past = cache["k"].size(2) if cache is not None and "k" in cache else 0
+            q, k = self.rotary(q, past), self.rotary(k, past)  # cached keys are rotated already
         if cache is not None:
             if not static_kv and "k" in cache:  # incremental self-attention: append new steps
                 k = torch.cat([cache["k"], k], dim=2)  # (B, H, t_past + Tq, Dk)

@@ -72,7 +72,7 @@ def torch_transformer_from(model: Transformer) -> nn.Transformer:
     post-LN (the paper) this library does not, so that norm is replaced by an identity.
     """
     c: TransformerConfig = model.config
-    _check_torch_can_mirror(c.activation, c.norm)
+    _check_torch_can_mirror(c.activation, c.norm, c.positional)
     with warnings.catch_warnings():  # its note that pre-LN disables nested tensors
         warnings.simplefilter("ignore", UserWarning)
         ref = nn.Transformer(
@@ -103,8 +103,15 @@ def torch_transformer_from(model: Transformer) -> nn.Transformer:
     return ref.train(model.training)
 
 
-def _check_torch_can_mirror(activation: str, norm: str) -> None:
-    """``nn.Transformer`` has ReLU or GELU and LayerNorm only: refuse what it cannot hold."""
+def _check_torch_can_mirror(activation: str, norm: str, positional: str = "sinusoidal") -> None:
+    """``nn.Transformer`` has ReLU or GELU and LayerNorm only, and its attention rotates
+    nothing: refuse what it cannot hold."""
+    if positional == "rope":
+        raise ValueError(
+            "torch.nn.Transformer cannot mirror positional='rope': its self-attention has no "
+            "rotary positions (it only sees the vectors it is given, so positions must be added "
+            "to the embeddings). Compare a model built with positional='sinusoidal' or 'learned'."
+        )
     if activation not in ("relu", "gelu") or norm != "layer":
         raise ValueError(
             f"torch.nn.Transformer cannot mirror activation={activation!r}, norm={norm!r}: it "
@@ -155,7 +162,11 @@ def torch_encoder_from(stack: Encoder) -> nn.TransformerEncoder:
     post-LN (where this library's stack ends with the last layer's own LayerNorm).
     """
     first: EncoderLayer = stack.layers[0]
-    _check_torch_can_mirror(first.ffn.activation, "layer" if _is_layer_norm(first) else "rms")
+    _check_torch_can_mirror(
+        first.ffn.activation,
+        "layer" if _is_layer_norm(first) else "rms",
+        "rope" if first.self_attn.rotary is not None else "sinusoidal",
+    )
     pre_ln = isinstance(stack.norm, nn.LayerNorm)
     d_model = first.self_attn.d_model
     with warnings.catch_warnings():  # its note that pre-LN disables nested tensors

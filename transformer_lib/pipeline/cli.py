@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..components.feedforward import ACTIVATIONS, NORMS
+from ..components.positional import POSITIONALS
 from . import check_command
 from . import cli_checks as checks
 from .cli_checks import UsageError
@@ -176,6 +177,13 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument(
         "--norm", choices=NORMS, help="layer = LayerNorm (default, the paper's), rms = RMSNorm"
+    )
+    t.add_argument(
+        "--position",
+        dest="positional",
+        choices=POSITIONALS,
+        help="sinusoidal (default, the paper's) or learned, added to the embeddings; rope = "
+        "rotary positions inside self-attention (chapter 14)",
     )
     t.add_argument(
         "--layers",

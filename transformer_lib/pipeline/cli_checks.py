@@ -313,17 +313,22 @@ ARCHITECTURE_FLAGS = {
     "norm_first": False,
     "activation": "relu",
     "norm": "layer",
+    "positional": "sinusoidal",
 }
+#: Flags spelled otherwise than their setting (``train --position`` sets ``positional``).
+FLAG_NAMES = {"positional": "--position"}
 
 
 def variant_note(config: Any) -> str:
-    """``", pre-LN, swiglu FFN, RMSNorm"``: where a model config leaves the paper's
-    architecture (post-LN, ReLU, LayerNorm); empty for the paper's."""
+    """``", pre-LN, swiglu FFN, RMSNorm, rope positions"``: where a model config leaves the
+    paper's architecture (post-LN, ReLU, LayerNorm, sinusoids); empty for the paper's."""
     parts = ["pre-LN"] if config.norm_first else []
     if config.activation != ARCHITECTURE_FLAGS["activation"]:
         parts.append(f"{config.activation} FFN")
     if config.norm != ARCHITECTURE_FLAGS["norm"]:
         parts.append("RMSNorm")
+    if config.positional != ARCHITECTURE_FLAGS["positional"]:
+        parts.append(f"{config.positional} positions")
     return "".join(f", {p}" for p in parts)
 
 
@@ -348,7 +353,7 @@ def resume_conflicts(
         may_change: Settings a resumed run may change (its budget).
         path: The checkpoint resumed from.
         config: The checkpoint's model config (for ``--dropout``, ``--d-ff``, ``--norm-first``,
-            ``--activation``, ``--norm`` and ``--layers``).
+            ``--activation``, ``--norm``, ``--position`` and ``--layers``).
         tokenizer_sha256: The sha256 of its embedded tokenizer (for ``--tokenizer``).
     """
     config = config or {}
@@ -372,7 +377,8 @@ def resume_conflicts(
             before = run.get(name, saved.get(name))
         if known and _same(name, before, value):
             continue
-        given = f"--{name.replace('_', '-')}" + ("" if isinstance(value, bool) else f" {value}")
+        flag = FLAG_NAMES.get(name, f"--{name.replace('_', '-')}")
+        given = flag + ("" if isinstance(value, bool) else f" {value}")
         used = f"used {_shown(name, before)}" if known else "does not record this setting"
         raise UsageError(
             f"{given} conflicts with the run being resumed from {path}, which {used}: a "
