@@ -5,8 +5,9 @@ units,
 
     FFN(x) = sum_i relu(x · k_i + b1_i) v_i + b2,
 
-with the *key* ``k_i`` = row ``i`` of ``W1`` (``linear1.weight[i]``) and the *value*
-``v_i`` = column ``i`` of ``W2`` (``linear2.weight[:, i]``). A key is a pattern detector:
+with the *key* ``k_i`` = column ``i`` of the paper's ``W1`` (``d_model × d_ff``), that is
+``linear1.weight[i]`` in PyTorch's ``(out, in)`` layout, and the *value* ``v_i`` = row
+``i`` of ``W2``, that is ``linear2.weight[:, i]``. A key is a pattern detector:
 its unit fires for the inputs that resemble it. The value is what the unit then adds to
 the residual stream; projected through the output embedding, it shows which tokens it
 pushes towards. This module does that for one decoder layer of a trained
@@ -151,7 +152,7 @@ def top_contexts(activation: Tensor, real: Tensor, k: int) -> list[tuple[int, in
 
 
 def value_logits(model: Transformer, layer: int, unit: int) -> Tensor:
-    """Unit ``unit``'s value vector (column of ``W2``) projected through the generator.
+    """Unit ``unit``'s value vector (``linear2.weight[:, unit]``) through the generator.
 
     Returns ``(V,)`` scores, one per token: ``E v_unit`` with ``E`` the generator's weight
     (the shared embedding matrix), without its bias.
