@@ -21,11 +21,11 @@ from .style import OKABE_ITO, _label_text, _new_figure, _styled
 __all__ = ["plot_projections"]
 
 _MAX_TOKENS = 16  # more rows than this cannot be labelled at a readable size
-_ROW_IN = 0.16  # inches per token row
-_W_IN = 0.8  # height of every weight matrix, whatever d_model is
+_ROW_IN = 0.15  # inches per token row
+_W_IN = 0.72  # height of every weight matrix, whatever d_model is
 _X_IN = 3.0  # width of X, standing for d_model columns
 _LABEL_IN = 0.8  # room left of X for the token labels
-_GAP_IN, _OUT_GAP_IN, _TITLE_IN = 0.3, 0.16, 0.34
+_GAP_IN, _OUT_GAP_IN, _TITLE_IN = 0.3, 0.16, 0.3
 _OUTPUTS = (("Q", OKABE_ITO[0]), ("K", OKABE_ITO[1]), ("V", OKABE_ITO[2]))
 _HIGHLIGHT = OKABE_ITO[3]  # orange
 
@@ -56,9 +56,9 @@ def plot_projections(
     ``X`` (``T × d_model``, one row per token, labelled with the tokens) is drawn on the
     left; above the three results ``Q``, ``K`` and ``V`` (``T × d_k`` each, their rows
     level with ``X``'s) stand ``W^Q``, ``W^K`` and ``W^V`` (``d_model × d_k``). Every
-    matrix has its shape written on it. Widths are to scale while ``d_k`` columns are at
-    least 0.75 inches wide (for the book's model, ``d_k / d_model = 1/4``); heights are
-    not: a token row is 0.16 inches (more for under five tokens), a weight matrix 0.8.
+    matrix has its shape written on it. Widths are to scale where that leaves ``Q``, ``K``
+    and ``V`` at least 0.75 inches wide (for the book's model, ``d_k / d_model = 1/4``);
+    heights are not: a token row is 0.15 inches (more for under five tokens), a weight matrix 0.72.
 
     The patches carry ids for tests: ``X``, ``W:Q``, ``W:K``, ``W:V``, ``out:Q``,
     ``out:K``, ``out:V``, and ``row:{name}:{i}`` for the highlighted row; the token
