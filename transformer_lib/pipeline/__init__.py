@@ -8,7 +8,8 @@ resume exactly) → ``decoding`` (greedy and beam search) → ``evaluation`` (BL
 For the decoder-only model: ``lm_batching`` (``English <sep> German <eos>`` sequences and
 their loss) and ``generation`` (sampling, and greedy/beam translation).
 ``check_kit`` checks any Transformer against the paper (and plants the tutorial bugs it
-catches); ``check_command`` is its ``python -m transformer_lib check``.
+catches); ``check_command`` is its ``python -m transformer_lib check``; ``data_checks`` checks
+the sentence pairs themselves (alignment, train/test leakage, tokenizer coverage).
 
 The pipeline uses the components and knows nothing of plotting or widgets.
 """

@@ -13,6 +13,9 @@ Module                      What it draws (chapters)
                             colour per layer type and per scaled/unscaled score
 ``architecture``            :func:`plot_architecture`, the paper's Figure 1 (1, 8)
 ``attention_diagrams``      :func:`plot_attention_diagram`, the paper's Figure 2 (3, 4)
+``connectivity``            :func:`plot_connectivity`, who reaches whom in one layer (1)
+``projections``             :func:`plot_projections`, X times W^Q, W^K, W^V (3)
+``head_split``              :func:`plot_head_split`, the split into heads and back (4)
 ``curves``                  :func:`plot_curves` for measured curves (1, 3, 7, 9, 10, 13);
                             :func:`plot_recurrence_vs_attention` (1);
                             :func:`plot_dot_product_variance`,
@@ -22,6 +25,8 @@ Module                      What it draws (chapters)
                             :func:`plot_attention_layers_heads`,
                             :func:`plot_head_importance`, :func:`plot_head_statistics`,
                             :func:`plot_attention_alignment` (11)
+``attention_norms``         :func:`plot_norm_weighted_attention`, attention weighted by
+                            the size of what each key sends (11)
 ``positions``               :func:`plot_positional_encoding`, :func:`plot_sinusoids`,
                             :func:`plot_position_similarity`,
                             :func:`plot_position_rotation` (5)
@@ -30,6 +35,8 @@ Module                      What it draws (chapters)
                             :func:`plot_next_token_distribution`,
                             :func:`plot_self_vs_cross_attention` (12)
 ``layer_norm``              :func:`plot_layer_norm_effect`, :func:`plot_norm_axes` (7)
+``ffn_memories``            :func:`ffn_memories`, a decoder FFN's units read as keys and
+                            values (7)
 ``training_curves``         :func:`plot_lr_schedule`, :func:`plot_label_smoothing`,
                             :func:`plot_training_log` (9)
 ``beam_search``             :func:`plot_beam_search` (10)
@@ -41,6 +48,8 @@ Module                      What it draws (chapters)
 ``notebook``                :func:`show_source` (key lines, the whole source in a labelled
                             fold), :func:`setup_notebook`, :func:`markdown_table` for the
                             chapter notebooks
+``training_step_exercise``  :func:`check_training_step`, the checker of chapter 9's
+                            write-the-training-step exercise
 ``self_check``              :func:`self_check`, the multiple-choice questions that end
                             every chapter, checked in the page without a kernel
 ==========================  ===============================================================
