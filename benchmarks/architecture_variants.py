@@ -3,18 +3,21 @@
     python benchmarks/architecture_variants.py                 # 1,600 steps per run
     python benchmarks/architecture_variants.py --cpu-minutes 5 # 5 CPU-minutes per run
     python benchmarks/architecture_variants.py --max-steps 20 --out /tmp/v.json  # smoke
+    python benchmarks/architecture_variants.py --missing      # only runs not in the file yet
 
 Every run is ``python -m transformer_lib train --max-steps N --threads 1`` (or
 ``--cpu-minutes N``) with the command line's budget recipe, the tiny preset and the
 shipped corpus; only the architecture flags differ (:data:`VARIANTS`). A budget in steps
 makes each run repeatable: a budget in CPU-minutes depends on how busy the machine is
 (a loaded machine makes fewer steps per CPU-second, and the budget recipe's schedule
-follows the budget), so its numbers move with the load. The paper's architecture and the
-modern one are each trained with two seeds, so that the table shows how far two runs of
-the *same* model land apart: a gap smaller than that is not a measured difference. Each
-model is scored the way :mod:`quality_per_minute` scores its runs (greedy decoding of
-every distinct English sentence of the test split, sacreBLEU and chrF against all its
-references).
+follows the budget), so its numbers move with the load. The paper's architecture, the
+modern one and rotary positions are each trained with two seeds, so that the table shows
+how far two runs of the *same* model land apart: a gap smaller than that is not a
+measured difference. Each model is scored the way :mod:`quality_per_minute` scores its
+runs (greedy decoding of every distinct English sentence of the test split, sacreBLEU and
+chrF against all its references). ``--missing`` trains only the variants the output
+file lacks (with its budget) and keeps the rows it has, so that a variant added later
+joins the table without retraining, or changing, the others.
 
 Chapter 14 reads the result (default ``data/architecture_variants.json``).
 """
@@ -48,6 +51,8 @@ VARIANTS: dict[str, tuple[str, list[str], int]] = {
     "pre-LN": ("pre-LN, ReLU, LayerNorm", ["--norm-first"], 0),
     "modern": ("pre-LN, SwiGLU (d_ff 344), RMSNorm", MODERN, 0),
     "modern, seed 1": ("the same, another seed", MODERN, 1),
+    "rope": ("post-LN, ReLU, LayerNorm, rotary positions", ["--position", "rope"], 0),
+    "rope, seed 1": ("the same, another seed", ["--position", "rope"], 1),
 }
 
 
@@ -75,7 +80,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=2, help="training processes at a time")
     p.add_argument("--out", type=Path, default=ROOT / "data" / "architecture_variants.json")
     p.add_argument("--keep", type=Path, help="keep the runs in this folder")
+    p.add_argument(
+        "--missing",
+        action="store_true",
+        help="train only the variants --out lacks, with its budget, and keep its other rows",
+    )
     args = p.parse_args(argv)
+    kept, names = [], list(VARIANTS)
+    if args.missing:
+        if args.max_steps is not None or args.cpu_minutes is not None:
+            p.error("--missing trains with the budget recorded in --out; give no budget")
+        if not args.out.exists():
+            p.error(f"--missing: {args.out} does not exist yet; run without --missing first")
+        before = json.loads(args.out.read_text())
+        args.max_steps = before["budget"]["max_steps"]
+        args.cpu_minutes = before["budget"]["cpu_minutes"]
+        kept = [r for r in before["rows"] if r["variant"] in VARIANTS]
+        names = [n for n in VARIANTS if n not in {r["variant"] for r in kept}]
+        if not names:
+            print(f"{args.out} already has every variant: nothing to train")
+            return 0
     if args.cpu_minutes is None and args.max_steps is None:
         args.max_steps = 1600
     if (args.cpu_minutes or 1) <= 0 or (args.max_steps or 1) < 1 or args.jobs < 1:
@@ -95,23 +119,23 @@ def main(argv: list[str] | None = None) -> int:
         work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         with ThreadPoolExecutor(args.jobs) as pool:
-            folders = dict(zip(VARIANTS, pool.map(lambda n: train(n, budget, work), VARIANTS)))
+            folders = dict(zip(names, pool.map(lambda n: train(n, budget, work), names)))
         test = _splits()["test"]
-        rows = []
+        new = {}
         for name, folder in folders.items():
             what, flags, seed = VARIANTS[name]
             model = load_pretrained(folder / "model.pt").model
             scores = library_scores(folder / "model.pt", test)
-            rows.append(
-                {
-                    "variant": name,
-                    "what": what,
-                    "flags": flags,
-                    "seed": seed,
-                    "parameters": count_parameters(model),
-                    **scores,
-                }
-            )
+            new[name] = {
+                "variant": name,
+                "what": what,
+                "flags": flags,
+                "seed": seed,
+                "parameters": count_parameters(model),
+                **scores,
+            }
+    rows = [*kept, *new.values()]
+    rows.sort(key=lambda r: list(VARIANTS).index(r["variant"]))
     result = {
         "what": "test BLEU of the tiny preset after the same budget, per architecture",
         "budget": {"max_steps": args.max_steps, "cpu_minutes": args.cpu_minutes},
@@ -125,6 +149,11 @@ def main(argv: list[str] | None = None) -> int:
         "load_average_at_start": load,
         "wall_minutes": round((time.perf_counter() - started) / 60, 1),
     }
+    if kept:  # keep the first session's record; note each later one beside it
+        session = {k: result[k] for k in ("date", "jobs", "torch", "load_average_at_start")}
+        session.update(variants=list(new), wall_minutes=result["wall_minutes"])
+        result = {**before, "rows": rows}
+        result["added_later"] = [*before.get("added_later", []), session]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     steps = {r["steps"] for r in rows}

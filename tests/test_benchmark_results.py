@@ -51,7 +51,15 @@ def _variants() -> dict:
 def test_the_architecture_variants_were_trained_alike():
     data = _variants()
     rows = {r["variant"]: r for r in data["rows"]}
-    assert set(rows) == {"paper", "paper, seed 1", "pre-LN", "modern", "modern, seed 1"}
+    assert set(rows) == {
+        "paper",
+        "paper, seed 1",
+        "pre-LN",
+        "modern",
+        "modern, seed 1",
+        "rope",
+        "rope, seed 1",
+    }
     steps = data["budget"]["max_steps"]
     counts = {r["parameters"] for r in rows.values()}
     for r in rows.values():
@@ -61,6 +69,10 @@ def test_the_architecture_variants_were_trained_alike():
     assert (max(counts) - min(counts)) / min(counts) < 1e-3
     assert rows["modern"]["flags"] == rows["modern, seed 1"]["flags"]
     assert rows["paper"]["flags"] == [] and rows["paper"]["seed"] != rows["paper, seed 1"]["seed"]
+    # rotary positions: the paper's model otherwise, not one weight more
+    assert rows["rope"]["flags"] == rows["rope, seed 1"]["flags"] == ["--position", "rope"]
+    assert rows["rope"]["parameters"] == rows["paper"]["parameters"]
+    assert rows["rope"]["seed"] != rows["rope, seed 1"]["seed"]
 
 
 def test_the_readme_table_of_variants_is_the_measurement():
@@ -82,6 +94,15 @@ def test_what_the_readme_says_of_the_variants_holds():
     assert abs(rows["pre-LN"] - sum(paper) / 2) <= spread  # "pre-LN alone is within"
     lib = {r["budget"]: r["library"] for r in _results()["rows"]}
     assert 0.15 < gap / (lib[10.0]["bleu"] - lib[5.0]["bleu"]) < 0.35  # "about a quarter"
+    # rotary positions: "so do both seeds", "+1.03 ... up to 0.81 apart", "each ... a quarter"
+    rope = [rows["rope"], rows["rope, seed 1"]]
+    rope_gap = sum(rope) / 2 - sum(paper) / 2
+    seeds_apart = max(spread, abs(rope[0] - rope[1]))
+    assert min(rope) > max(paper) and rope_gap > seeds_apart
+    readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    assert f"(+{rope_gap:.2f} BLEU on the means of two seeds" in readme
+    assert f"up to {seeds_apart:.2f} apart)" in readme
+    assert 0.15 < rope_gap / (lib[10.0]["bleu"] - lib[5.0]["bleu"]) < 0.35
     # the CPU-minute run of the same benchmark, and the README's comparison with it
     cpu5 = json.loads(
         (ROOT / "benchmarks" / "results" / "architecture_variants_cpu5.json").read_text("utf-8")
