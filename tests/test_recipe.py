@@ -66,6 +66,31 @@ def test_the_linear_schedule_is_as_described():
     assert max(steps) - min(steps) < 1e-12 and rates[-1] == 0.0  # a straight line to 0
 
 
+def test_describe_gives_the_linear_rate_its_real_top():
+    """The printed top is the rate linear_decay_lr reaches in a run of the planned steps,
+    not the ramp's end value (68 steps of a 270-step budget leave 75 % of the scale)."""
+    from transformer_lib.pipeline.objectives import linear_decay_lr, noam_lr
+    from transformer_lib.pipeline.recipe import planned_steps
+
+    budget = {"max_steps": 300, "minutes": 0.75}
+    recipe = choose_recipe(**budget)
+    planned = planned_steps(300, 0.75, None, recipe.max_tokens)
+    assert (planned, recipe.warmup) == (270, 68)  # a quarter of the expected steps
+    line = describe(recipe, 128, {}, describe_budget(**budget), planned)
+    rates = [
+        linear_decay_lr(s, s / planned, 128, recipe.warmup, recipe.lr_factor)
+        for s in range(1, int(planned) + 1)
+    ]
+    scale = noam_lr(recipe.warmup, 128, recipe.warmup, recipe.lr_factor)
+    assert max(rates) < 0.8 * scale  # far below the ramp's end value
+    assert f"rises for the first 68 steps (to about {max(rates):.1e}," in line
+    assert f"{scale:.1e}," not in line.split("(to about")[1].split(")")[0]
+    # Without the planned steps the line names no top it cannot know.
+    assert "times the fraction of the budget still left" in describe(
+        recipe, 128, {}, describe_budget(**budget)
+    )
+
+
 def _train(tmp_path, *extra, pairs: int = 30):
     corpus = tmp_path / "deu.txt"
     corpus.write_text("".join(f"Tom is {i}.\tTom ist {i}.\n" for i in range(pairs)))

@@ -398,7 +398,7 @@ def _train(args: argparse.Namespace, out: Path) -> int:
     from ..components.model import count_parameters
     from .checkpoints import load_checkpoint, tokenizer_from_checkpoint
     from .distributed import init_distributed, process_group_backend
-    from .recipe import RECIPE_KEYS, choose_recipe, describe, describe_budget
+    from .recipe import RECIPE_KEYS, choose_recipe, describe, describe_budget, planned_steps
     from .run_folder import RunFolderError
     from .tokenizer import DEFAULT_TOKENIZER_PATH, Tokenizer
     from .training import Trainer, TrainingConfig
@@ -484,7 +484,8 @@ def _train(args: argparse.Namespace, out: Path) -> int:
         )
     if rank == 0 and resume_path is None:
         budget = describe_budget(args.max_steps, args.minutes, args.cpu_minutes)
-        print(describe(recipe, config.d_model, given, budget), flush=True)
+        planned = planned_steps(args.max_steps, args.minutes, args.cpu_minutes, tcfg.max_tokens)
+        print(describe(recipe, config.d_model, given, budget, planned), flush=True)
     trainer = Trainer(
         model, train_set, valid_set, tcfg, tokenizer=tokenizer, tokenizer_path=tok_path,
         out_dir=out, run=run,

@@ -34,6 +34,7 @@ __all__ = [
     "choose_recipe",
     "describe",
     "describe_budget",
+    "planned_steps",
 ]
 
 #: The settings a recipe chooses; each has a flag of the same name that overrides it.
@@ -123,7 +124,7 @@ def _is_short(max_steps: int | None, minutes: float | None, cpu_minutes: float |
     return any(limits)
 
 
-def _planned_steps(
+def planned_steps(
     max_steps: int | None, minutes: float | None, cpu_minutes: float | None, max_tokens: int
 ) -> float:
     """The steps the budget allows: exact for ``max_steps``, a guess for a time budget."""
@@ -138,7 +139,7 @@ def checkpoint_spacing(
 ) -> int | None:
     """Steps between the checkpoints to average: 1/28 of the run the budget allows (the
     shipped run: 250 of 7,000 steps), so that the last 5 span its final seventh."""
-    planned = _planned_steps(max_steps, minutes, cpu_minutes, max_tokens)
+    planned = planned_steps(max_steps, minutes, cpu_minutes, max_tokens)
     return None if planned == float("inf") else max(1, round(planned * AVERAGE_SPACING))
 
 
@@ -165,7 +166,7 @@ def choose_recipe(
     """
     per_sequence = 2 if arch == "decoder-only" else 1
     if preset == "tiny" and _is_short(max_steps, minutes, cpu_minutes):
-        planned = _planned_steps(max_steps, minutes, cpu_minutes, 1024)
+        planned = planned_steps(max_steps, minutes, cpu_minutes, 1024)
         # 400 steps, or a quarter of a run expected to have fewer than 1,600.
         warmup = 400 if planned >= 1600 else max(10, round(planned / 4))
         # Keep the peak at SHORT_PEAK_LR whatever the warm-up: factor · (d · w)^-0.5.
@@ -194,22 +195,39 @@ def choose_recipe(
     )  # fmt: skip
 
 
-def describe(recipe: Recipe, d_model: int, given: dict, budget: str) -> str:
-    """The line ``train`` prints: the budget, what was chosen, the values given as flags."""
+def describe(
+    recipe: Recipe, d_model: int, given: dict, budget: str, planned: float | None = None
+) -> str:
+    """The line ``train`` prints: the budget, what was chosen, the values given as flags.
+
+    ``planned`` is the number of steps the budget is expected to allow
+    (:func:`planned_steps`); with it the line of a linear schedule gives the rate's actual
+    top, which lies below the ramp's end value.
+    """
     values = {**recipe.settings(), **given}
-    peak = noam_lr(values["warmup"], d_model, values["warmup"], values["lr_factor"])
+    warmup = values["warmup"]
+    peak = noam_lr(warmup, d_model, warmup, values["lr_factor"])
     if values["schedule"] == "linear":
         # linear_decay_lr multiplies the warm-up ramp by (1 - progress) from the first step,
         # so the rate tops out below the ramp's end value; say what is run.
+        if planned is not None and planned != float("inf"):
+            ramp = range(1, min(warmup, int(planned)) + 1)
+            top = max(peak * min(1.0, s / warmup) * (1 - s / planned) for s in ramp)
+            rise = (
+                f"to about {top:.1e}, as {min(warmup, planned) / planned:.0%} of a budget "
+                f"of about {planned:,.0f} steps is used by then"
+            )
+        else:
+            rise = f"to {peak:.1e} times the fraction of the budget still left by then"
         shape = (
-            f"linear schedule: {peak:.1e} x min(1, step/{values['warmup']:,}) x (1 - the "
+            f"linear schedule: {peak:.1e} x min(1, step/{warmup:,}) x (1 - the "
             "fraction of the budget used), so the rate rises for the first "
-            f"{values['warmup']:,} steps (to a little under {peak:.1e}) and then falls in a "
+            f"{warmup:,} steps ({rise}) and then falls in a "
             "straight line to 0 at the end of the budget"
         )
     else:
         shape = (
-            f"noam schedule, warm-up {values['warmup']:,} steps to a peak of {peak:.1e}, "
+            f"noam schedule, warm-up {warmup:,} steps to a peak of {peak:.1e}, "
             "then decaying as step^-0.5 (Noam, §5.3)"
         )
     average = (

@@ -429,7 +429,7 @@ def plot_quality_per_minute(
     fig, ax = _figure_and_axes(ax, (7.2, 4.4))
     # (key, legend, colour, marker, line style, where its values are written)
     sides = (
-        ("library", "transformer_lib train, its defaults", OKABE_ITO[0], "o", "-", (0, 7)),
+        ("library", "transformer_lib train, the recipe it chooses", OKABE_ITO[0], "o", "-", (0, 7)),
         ("plain", "plain nn.Transformer loop", OKABE_ITO[1], "s", "--", (0, -15)),
     )
     highest = 0.0  # the highest BLEU drawn
