@@ -38,6 +38,7 @@ from .cli_commands import (
     _report_run,
     _Terminated,
     _unknown_arguments,
+    _warning_line,
     _write_json,
 )
 
@@ -338,9 +339,7 @@ def _add_decoding_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default="cpu", help="cpu, cuda, mps or auto (default: cpu)")
 
 
-# ======================================================================================
-# Commands
-# ======================================================================================
+# The commands.
 
 
 def _resolve_corpus(given: str | None) -> Path:
@@ -366,10 +365,8 @@ def _load_translator(args: argparse.Namespace):
 
 def _launch_rank() -> int:
     """This process's rank under torchrun (which sets ``RANK``), before the group exists."""
-    try:
-        return int(os.environ.get("RANK", "0") or 0)
-    except ValueError:
-        return 0
+    rank = os.environ.get("RANK", "0").strip()
+    return int(rank) if rank.isdigit() else 0
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
@@ -551,10 +548,6 @@ def _train(args: argparse.Namespace, out: Path) -> int:
         return 130 if stopped == "SIGINT" else 143
     print(f"wrote {out / 'checkpoint.pt'}, {out / 'model.pt'}, {out / 'training_log.json'}")
     return 0
-
-
-def _warning_line(message, category, filename, lineno, line=None) -> str:
-    return f"warning: {message}\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

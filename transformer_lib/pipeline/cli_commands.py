@@ -32,6 +32,11 @@ def _cli():
 DEFAULT_AVERAGE_LAST = 5
 
 
+def _warning_line(message, category, filename, lineno, line=None) -> str:
+    """A warning as one line on stderr (``warnings.formatwarning``), no source excerpt."""
+    return f"warning: {message}\n"
+
+
 class _Terminated(Exception):
     """SIGTERM arrived while a command was not training (see :func:`_sigterm_raises`)."""
 
