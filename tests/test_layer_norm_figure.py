@@ -99,3 +99,110 @@ def test_layer_norm_effect_can_draw_the_input_on_a_symlog_scale():
     assert (top.get_yscale(), bottom.get_yscale()) == ("symlog", "linear")
     top, _ = plot_layer_norm_effect(before, after).axes[:2]
     assert top.get_yscale() == "linear"
+
+
+def _forward_order(norm_first: bool) -> list[str]:
+    """The blocks ``SublayerConnection.forward`` applies to its input, in order, with "+"
+    where the residual ``x`` is added back: recorded by running the library's own code."""
+    from transformer_lib import SublayerConnection
+
+    torch.manual_seed(0)
+    wrapper = SublayerConnection(8, dropout=0.0, norm_first=norm_first)
+    events = []
+
+    class Recorded(nn.Module):
+        def __init__(self, name, inner):
+            super().__init__()
+            self.name, self.inner = name, inner
+
+        def forward(self, v):
+            out = self.inner(v)
+            events.append((self.name, v, out))
+            return out
+
+    wrapper.norm = Recorded("LayerNorm", wrapper.norm)
+    wrapper.dropout = Recorded("dropout", wrapper.dropout)
+    sublayer = Recorded("sublayer", nn.Linear(8, 8))
+    x = torch.randn(2, 3, 8)  # (B, L, D)
+    with torch.no_grad():
+        out, _ = wrapper(x, sublayer)
+    names = [name for name, _, _ in events]
+    summed = x + next(o for name, _, o in events if name == "dropout")  # x + Dropout(F(.))
+    later = [i for i, (_, v, _) in enumerate(events) if torch.equal(v, summed)]
+    if later:  # the sum is the input of a later block
+        names.insert(later[0], "+")
+    else:  # the sum is the output
+        assert torch.equal(out, summed)
+        names.append("+")
+    return names
+
+
+def _column(fig, column):
+    """The blocks of one column of the figure, bottom (the input) to top."""
+    blocks = []
+    for patch in fig.axes[0].patches:
+        gid = patch.get_gid() or ""
+        if gid.startswith(column + " "):
+            box = patch.get_window_extent()
+            blocks.append((box.y0, box.y1, box.x0, box.x1, gid[len(column) + 1 :]))
+    return sorted(blocks)
+
+
+@pytest.mark.parametrize("column, norm_first", [("post-LN", False), ("pre-LN", True)])
+def test_residual_diagram_draws_blocks_in_the_library_forward_order(column, norm_first):
+    from transformer_lib.views.layer_norm import RESIDUAL_ORDER, plot_residual_sublayers
+
+    fig = plot_residual_sublayers()
+    fig.canvas.draw()
+    order = [name for *_, name in _column(fig, column) if name != "final LayerNorm"]
+    assert order == _forward_order(norm_first) == list(RESIDUAL_ORDER[column])
+
+
+@pytest.mark.parametrize("column, norm_first", [("post-LN", False), ("pre-LN", True)])
+def test_final_layer_norm_is_drawn_only_where_the_stack_has_one(column, norm_first):
+    from transformer_lib import TransformerConfig
+    from transformer_lib.components.layers import final_norm
+    from transformer_lib.views.layer_norm import plot_residual_sublayers
+
+    has_final = not isinstance(
+        final_norm(TransformerConfig.tiny(norm_first=norm_first)), nn.Identity
+    )
+    blocks = _column(plot_residual_sublayers(), column)
+    assert has_final == any(name == "final LayerNorm" for *_, name in blocks)
+    if has_final:  # above every block of the sub-layer
+        assert blocks[-1][-1] == "final LayerNorm"
+
+
+@pytest.mark.parametrize("column", ["post-LN", "pre-LN"])
+def test_residual_path_skips_the_sublayer_and_ends_at_the_sum(column):
+    from transformer_lib.views.layer_norm import plot_residual_sublayers
+
+    fig = plot_residual_sublayers()
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    (line,) = [ln for ln in ax.lines if ln.get_gid() == f"{column} residual"]
+    xs, ys = line.get_data()
+    blocks = {name: (y0, y1, x0, x1) for y0, y1, x0, x1, name in _column(fig, column)}
+    to_data = ax.transData.inverted()
+
+    def in_data(name):  # (x0, y0, x1, y1) of a block in data units
+        y0, y1, x0, x1 = blocks[name]
+        (a0, b0), (a1, b1) = to_data.transform([(x0, y0), (x1, y1)])
+        return a0, b0, a1, b1
+
+    f_x0, f_y0, _, f_y1 = in_data("sublayer")
+    _, plus_y0, _, plus_y1 = in_data("+")
+    assert min(ys) < f_y0 and plus_y0 <= max(ys) <= plus_y1  # from below F up to the ⊕
+    for (xa, ya), (xb, yb) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
+        if max(ya, yb) > f_y0 and min(ya, yb) < f_y1:  # level with F: beside it
+            assert max(xa, xb) < f_x0
+    if column == "pre-LN":  # it also skips the LayerNorm that feeds F
+        assert min(ys) < in_data("LayerNorm")[1]
+
+
+def test_residual_diagram_is_readable_and_compact():
+    from transformer_lib.views.layer_norm import plot_residual_sublayers
+
+    fig = plot_residual_sublayers()
+    assert smallest_text_css_px(fig) >= 9
+    assert fig.get_figheight() <= 3.5

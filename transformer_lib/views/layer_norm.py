@@ -1,4 +1,5 @@
-"""What LayerNorm does to each position's vector, and which entries it pools (chapter 7)."""
+"""What LayerNorm does to each position's vector, which entries it pools, and where it sits
+around a residual sub-layer (chapter 7)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,21 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import Ellipse, Patch, Rectangle
 
+from .architecture import _ARCH_STYLE, _LINE, _path, _rounded_box
 from .style import OKABE_ITO, _new_figure, _squeeze_to, _styled, _token_labels
 
-__all__ = ["plot_layer_norm_effect", "plot_norm_axes", "norm_group"]
+__all__ = ["plot_layer_norm_effect", "plot_norm_axes", "norm_group", "plot_residual_sublayers"]
+
+
+def _padded_ylim(ax, low: float, high: float, frac: float = 0.06) -> None:
+    """Y limits ``frac`` of the axis beyond the data on either side, in the axis's own scale
+    (linear or symlog), so no dot at the extremes is cut by the frame."""
+    scale = ax.yaxis.get_transform()
+    a, b = scale.transform([low, high])
+    pad = frac * (b - a if b > a else 1.0)
+    ax.set_ylim(*scale.inverted().transform([a - pad, b + pad]))
 
 
 @_styled
@@ -82,6 +93,7 @@ def plot_layer_norm_effect(
         ax.axhline(0, color="#999999", linewidth=0.8, zorder=0)
         if symlog_before and data is panels[0]:
             ax.set_yscale("symlog", linthresh=1.0)
+        _padded_ylim(ax, float(data.min()), float(data.max()))
         ax.set_title(name)
         ax.set_xticks(np.arange(length))
         if labels is not None:
@@ -240,4 +252,135 @@ def plot_norm_axes(
     ]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
     fig.suptitle(title)
+    return fig
+
+
+# The blocks of one residual sub-layer, in the order the input meets them, as
+# SublayerConnection.forward runs them (norm_first=False: post-LN; True: pre-LN).
+RESIDUAL_ORDER = {
+    "post-LN": ("sublayer", "dropout", "+", "LayerNorm"),
+    "pre-LN": ("LayerNorm", "sublayer", "dropout", "+"),
+}
+_BLOCK_TEXT = {
+    "sublayer": ("F (attention or FFN)", "attention"),
+    "dropout": ("dropout", "linear"),
+    "LayerNorm": ("LayerNorm", "addnorm"),
+}
+
+
+@_styled
+def plot_residual_sublayers(
+    titles: tuple[str, str] = (
+        "post-LN\n(the paper, the library's default)",
+        "pre-LN\n(norm_first=True)",
+    ),
+) -> Figure:
+    """Post-LN and pre-LN side by side: one residual sub-layer each, input at the bottom.
+
+    Left, the paper's ``LayerNorm(x + Dropout(F(x)))``; right, pre-LN's
+    ``x + Dropout(F(LayerNorm(x)))``, with the one extra LayerNorm a pre-LN stack adds after
+    its last layer. In both the residual path carries ``x`` past the sub-layer to the ⊕.
+
+    Args:
+        titles: the two column headings (post-LN, pre-LN).
+
+    Returns:
+        The figure. Every block is a patch with ``gid`` ``"<column> <block>"``, column
+        ``"post-LN"`` or ``"pre-LN"``, block one of :data:`RESIDUAL_ORDER`'s names (the ⊕ is
+        ``"+"``) or ``"final LayerNorm"``; the residual path is a line with ``gid``
+        ``"<column> residual"``.
+
+    Example:
+        >>> plot_residual_sublayers()
+    """
+    width, height = 8.2, 3.2  # inches; wide and short, to cost little page height
+    fig, ax = _new_figure((width, height))
+    ax.set_axis_off()
+    ax.set_xlim(0, 10)
+    ax.set_ylim(-0.15, 8.05)
+    box_w, box_h, radius = 2.9, 0.52, 0.25
+    levels = [1.55, 2.5, 3.45, 4.4]  # y of the four blocks, bottom to top
+    # a unit of x is drawn this much wider than a unit of y: keeps the ⊕ round
+    sx = (width / 10) / (height / 8.2)
+    for xc, column, title in zip((2.6, 7.4), RESIDUAL_ORDER, titles):
+        ax.text(xc, 8.0, title, ha="center", va="top", fontsize=11, fontweight="bold")
+        ax.text(xc, 0.05, "x", ha="center", va="bottom", fontsize=11, style="italic")
+        split = 0.75
+        _path(ax, [(xc, 0.45), (xc, levels[0] - box_h / 2)])
+        for i, (block, y) in enumerate(zip(RESIDUAL_ORDER[column], levels)):
+            if block == "+":
+                ax.add_patch(
+                    Ellipse(
+                        (xc, y),
+                        2 * radius / sx,
+                        2 * radius,
+                        facecolor="white",
+                        edgecolor=_LINE,
+                        linewidth=1.3,
+                        zorder=3,
+                        gid=f"{column} +",
+                    )
+                )
+                for dx, dy in ((0.6 * radius / sx, 0), (0, 0.6 * radius)):
+                    ax.plot([xc - dx, xc + dx], [y - dy, y + dy], color=_LINE, lw=1.3, zorder=4)
+                high = y + radius
+                # the residual path: from below the first block, round the left, into the ⊕
+                left = xc - box_w / 2 - 0.45
+                (line,) = ax.plot(
+                    [xc, left, left], [split, split, y], color=_LINE, linewidth=1.4, zorder=2
+                )
+                line.set_gid(f"{column} residual")
+                _path(ax, [(left, y), (xc - radius / sx, y)])
+                ax.text(
+                    left - 0.12,
+                    (split + y) / 2,
+                    "residual: x",
+                    rotation=90,
+                    ha="right",
+                    va="center",
+                    fontsize=9.5,
+                    color=_LINE,
+                )
+            else:
+                text, kind = _BLOCK_TEXT[block]
+                _rounded_box(ax, xc, y, box_w, box_h, _ARCH_STYLE[kind], gid=f"{column} {block}")
+                ax.text(xc, y, text, ha="center", va="center", fontsize=10, zorder=4)
+                high = y + box_h / 2
+            if i + 1 < len(levels):
+                nxt = RESIDUAL_ORDER[column][i + 1]
+                top = levels[i + 1] - (radius if nxt == "+" else box_h / 2)
+                _path(ax, [(xc, high), (xc, top)])
+        _path(ax, [(xc, high), (xc, 5.05)])
+        ax.text(xc, 5.12, "to the next sub-layer", ha="center", va="bottom", fontsize=10)
+        if column == "pre-LN":
+            ax.text(xc, 5.68, "⋮", ha="center", va="center", fontsize=11)
+            _rounded_box(
+                ax,
+                xc,
+                6.4,
+                box_w + 0.3,
+                0.92,
+                _ARCH_STYLE["addnorm"],
+                linestyle="--",
+                gid=f"{column} final LayerNorm",
+            )
+            ax.text(
+                xc,
+                6.4,
+                "final LayerNorm\n(once, after the last layer)",
+                ha="center",
+                va="center",
+                fontsize=10,
+                zorder=4,
+            )
+        else:
+            ax.text(
+                xc,
+                6.2,
+                "no final LayerNorm:\neach sub-layer ends in one",
+                ha="center",
+                va="center",
+                fontsize=10,
+                color="#555555",
+            )
     return fig
