@@ -77,6 +77,11 @@ def test_a_shift_from_the_first_line_is_found_throughout(translator, sample):
 def test_flagged_from_finds_a_change_point():
     assert flagged_from([False] * 10 + [True] * 10) == 10
     assert flagged_from([True] * 8) == 0  # the same share throughout
+    # The index is the first pair of the flagged run: a clean pair flagged by chance just
+    # before the change starts the run (chapter 13's shift at 150 is placed at 149) ...
+    assert flagged_from([False] * 9 + [True] + [True] * 10) == 9
+    # ... while one flagged by chance two pairs before does not move it.
+    assert flagged_from([False] * 8 + [True, False] + [True] * 10) == 10
     with pytest.raises(ValueError, match="empty"):
         flagged_from([])
 

@@ -149,7 +149,10 @@ def pair_losses(
 def flagged_from(flagged: Sequence[bool]) -> int:
     """Where a run of flagged pairs begins: the change point ``k`` of a CUSUM, the index
     from which on the pairs are flagged most often above the overall share. 0 when the
-    share is the same throughout (everything flagged, say)."""
+    share is the same throughout (everything flagged, say).
+
+    ``k`` is the first pair of the flagged run, an estimate of the change: a clean pair
+    flagged by chance just before a shift starts the run, and ``k`` falls one pair early."""
     x = torch.as_tensor(list(flagged), dtype=torch.float64)
     if len(x) == 0:
         raise ValueError("flagged is empty: there is no pair to place a change point in")
