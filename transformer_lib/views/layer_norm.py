@@ -293,17 +293,18 @@ def plot_residual_sublayers(
     Example:
         >>> plot_residual_sublayers()
     """
-    width, height = 8.2, 3.2  # inches; wide and short, to cost little page height
+    width, height = 8.2, 3.0  # inches; wide and short, to cost little page height
     fig, ax = _new_figure((width, height))
     ax.set_axis_off()
     ax.set_xlim(0, 10)
-    ax.set_ylim(-0.15, 8.05)
+    y_low, y_high = -0.15, 7.6
+    ax.set_ylim(y_low, y_high)
     box_w, box_h, radius = 2.9, 0.52, 0.25
     levels = [1.55, 2.5, 3.45, 4.4]  # y of the four blocks, bottom to top
     # a unit of x is drawn this much wider than a unit of y: keeps the ⊕ round
-    sx = (width / 10) / (height / 8.2)
+    sx = (width / 10) / (height / (y_high - y_low))
     for xc, column, title in zip((2.6, 7.4), RESIDUAL_ORDER, titles):
-        ax.text(xc, 8.0, title, ha="center", va="top", fontsize=11, fontweight="bold")
+        ax.text(xc, y_high - 0.05, title, ha="center", va="top", fontsize=11, fontweight="bold")
         ax.text(xc, 0.05, "x", ha="center", va="bottom", fontsize=11, style="italic")
         split = 0.75
         _path(ax, [(xc, 0.45), (xc, levels[0] - box_h / 2)])
@@ -351,22 +352,22 @@ def plot_residual_sublayers(
                 top = levels[i + 1] - (radius if nxt == "+" else box_h / 2)
                 _path(ax, [(xc, high), (xc, top)])
         _path(ax, [(xc, high), (xc, 5.05)])
-        ax.text(xc, 5.12, "to the next sub-layer", ha="center", va="bottom", fontsize=10)
+        ax.text(xc + 0.12, 4.85, "to the next sub-layer", ha="left", va="center", fontsize=10)
         if column == "pre-LN":
-            ax.text(xc, 5.68, "⋮", ha="center", va="center", fontsize=11)
+            ax.plot([xc, xc], [5.1, 5.45], color=_LINE, linewidth=1.2, linestyle=":")
             _rounded_box(
                 ax,
                 xc,
-                6.4,
+                5.9,
                 box_w + 0.3,
-                0.92,
+                0.9,
                 _ARCH_STYLE["addnorm"],
                 linestyle="--",
                 gid=f"{column} final LayerNorm",
             )
             ax.text(
                 xc,
-                6.4,
+                5.9,
                 "final LayerNorm\n(once, after the last layer)",
                 ha="center",
                 va="center",
@@ -376,7 +377,7 @@ def plot_residual_sublayers(
         else:
             ax.text(
                 xc,
-                6.2,
+                5.9,
                 "no final LayerNorm:\neach sub-layer ends in one",
                 ha="center",
                 va="center",
