@@ -44,7 +44,11 @@ from transformer_lib.views.curves import (  # noqa: E402
     plot_softmax_saturation,
 )
 from transformer_lib.views.embeddings import plot_embedding_norms, plot_length_histogram  # noqa: E402
-from transformer_lib.views.layer_norm import plot_layer_norm_effect, plot_norm_axes  # noqa: E402
+from transformer_lib.views.layer_norm import (  # noqa: E402
+    plot_layer_norm_effect,
+    plot_norm_axes,
+    plot_residual_sublayers,
+)
 from transformer_lib.views.masks import plot_mask  # noqa: E402
 from transformer_lib.views.positions import (  # noqa: E402
     plot_position_rotation,
@@ -186,6 +190,7 @@ CASES = {
         TGT,
     ),
     "norm_axes": lambda: plot_norm_axes(),
+    "residual_sublayers": lambda: plot_residual_sublayers(),
 }
 
 
@@ -193,8 +198,14 @@ CASES = {
 def test_returns_titled_labelled_figure(name):
     fig = CASES[name]()
     assert isinstance(fig, Figure)
-    assert _title(fig).strip(), f"{name}: no title"
-    if name not in ("architecture", "attention_diagram", "data_flow"):  # diagrams: no axes
+    if name == "residual_sublayers":  # two columns, each headed by what it draws
+        texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+        assert any(t.startswith("post-LN") for t in texts), texts
+        assert any(t.startswith("pre-LN") for t in texts), texts
+    else:
+        assert _title(fig).strip(), f"{name}: no title"
+    diagrams = ("architecture", "attention_diagram", "data_flow", "residual_sublayers")
+    if name not in diagrams:  # diagrams: no axes
         xlabel, ylabel = _labels(fig)
         assert xlabel.strip() and ylabel.strip(), f"{name}: missing axis label"
     fig.canvas.draw()  # layout and text rendering must not fail
