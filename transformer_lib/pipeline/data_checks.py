@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .batching import pad_sequences
+from .batching import collate
 from .check_kit.results import Cause, CheckReport, CheckResult, result
 from .corpus import normalize_sentence
 
@@ -133,8 +133,8 @@ def pair_losses(
             chunk = pairs[i : i + batch_size]
             src_ids = tokenizer.encode_batch([en for en, _ in chunk])
             tgt_ids = tokenizer.encode_batch([de for _, de in chunk], add_bos=True, add_eos=True)
-            src = pad_sequences([torch.tensor(s) for s in src_ids], tokenizer.pad_id)  # (B, S)
-            tgt = pad_sequences([torch.tensor(t) for t in tgt_ids], tokenizer.pad_id)  # (B, T+1)
+            examples = [(torch.tensor(s), torch.tensor(t)) for s, t in zip(src_ids, tgt_ids)]
+            src, tgt = collate(examples, tokenizer.pad_id)  # (B, S), (B, T+1)
             logits = model(src.to(device), tgt[:, :-1].to(device)).float()  # (B, T, V)
             gold = tgt[:, 1:].to(device)  # (B, T): the next tokens
             nll = F.cross_entropy(
