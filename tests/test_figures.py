@@ -21,6 +21,7 @@ from transformer_lib.views import (  # noqa: E402
     beam_search,
     curves,
     embeddings,
+    families,
     layer_norm,
     masks,
     positions,
@@ -44,6 +45,10 @@ from transformer_lib.views.curves import (  # noqa: E402
     plot_softmax_saturation,
 )
 from transformer_lib.views.embeddings import plot_embedding_norms, plot_length_histogram  # noqa: E402
+from transformer_lib.views.families import (  # noqa: E402
+    plot_family_masks,
+    plot_paper_vs_modern_layer,
+)
 from transformer_lib.views.layer_norm import (  # noqa: E402
     plot_layer_norm_effect,
     plot_norm_axes,
@@ -71,6 +76,7 @@ FIGURE_MODULES = (
     beam_search,
     curves,
     embeddings,
+    families,
     layer_norm,
     masks,
     positions,
@@ -191,7 +197,21 @@ CASES = {
     ),
     "norm_axes": lambda: plot_norm_axes(),
     "residual_sublayers": lambda: plot_residual_sublayers(),
+    "family_masks": lambda: plot_family_masks(_FamilyTokenizer(), "a b c", "d e"),
+    "paper_vs_modern_layer": lambda: plot_paper_vs_modern_layer(),
 }
+
+
+class _FamilyTokenizer:
+    """What plot_family_masks needs of a tokenizer: one id per letter, <bos> = 2."""
+
+    pad_id = 0
+
+    def encode(self, text, add_bos=False):
+        return ([2] if add_bos else []) + [ord(c) for c in text.split()]
+
+    def id_to_token(self, i):
+        return "<bos>" if i == 2 else "▁" + chr(i)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -202,9 +222,19 @@ def test_returns_titled_labelled_figure(name):
         texts = [t.get_text() for ax in fig.axes for t in ax.texts]
         assert any(t.startswith("post-LN") for t in texts), texts
         assert any(t.startswith("pre-LN") for t in texts), texts
+    elif name == "paper_vs_modern_layer":  # two columns, headed 2017 and 2024–2026
+        texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+        assert any(t.startswith("2017") for t in texts), texts
+        assert any(t.startswith("2024") for t in texts), texts
     else:
         assert _title(fig).strip(), f"{name}: no title"
-    diagrams = ("architecture", "attention_diagram", "data_flow", "residual_sublayers")
+    diagrams = (
+        "architecture",
+        "attention_diagram",
+        "data_flow",
+        "residual_sublayers",
+        "paper_vs_modern_layer",
+    )
     if name not in diagrams:  # diagrams: no axes
         xlabel, ylabel = _labels(fig)
         assert xlabel.strip() and ylabel.strip(), f"{name}: missing axis label"
