@@ -181,3 +181,21 @@ def test_no_raw_tex_in_the_text(page):
     text = html_lib.unescape(re.sub(r"<[^>]+>", "", body))
     raw = re.findall(r"\$[^$\n]{1,80}\$", text)
     assert not raw, f"{page}: raw TeX left in the text: {raw[:5]}"
+
+
+@built
+@pytest.mark.parametrize("page", PAGES)
+def test_every_link_in_the_page_leads_to_a_file_of_the_book(page):
+    """Every relative link of the article opens a file of the built book. A link to a
+    ``.ipynb`` written in Markdown cells becomes a link to its page, but one inside a cell's
+    *output* (``display(Markdown(...))``) is left as it is and leads nowhere."""
+    body = _main_content(_html(page))
+    here = (HTML_DIR / f"{page}.html").parent
+    broken = []
+    for href in re.findall(r"<a\b[^>]*\bhref=\"([^\"]+)\"", body):
+        target = html_lib.unescape(href).split("#", 1)[0].split("?", 1)[0]
+        if not target or re.match(r"[a-z][a-z0-9+.-]*:", target):  # same page, or a URL
+            continue
+        if not (here / target).exists():
+            broken.append(href)
+    assert not broken, f"{page} links to files the book does not have: {broken}"

@@ -52,6 +52,20 @@ def test_committed_without_outputs(path):
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_figure_metadata_is_where_myst_nb_reads_it(path):
+    """myst-nb reads a figure's caption and alt text from ``metadata.mystnb``; the same
+    keys at the top of a cell's metadata are silently ignored (the page then shows
+    another alt text, or none)."""
+    misplaced = [
+        f"cell {i} ({cell.get('id')}): metadata.{key}"
+        for i, cell in enumerate(cells(path))
+        for key in ("image", "figure")
+        if key in cell.get("metadata", {})
+    ]
+    assert not misplaced, f"{path.name}: move these under metadata.mystnb: {misplaced}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_learning_goals_and_checked_exercises(path):
     text = "\n".join("".join(c["source"]) for c in cells(path) if c["cell_type"] == "markdown")
     assert "Learning goals" in text
