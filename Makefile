@@ -10,10 +10,12 @@ export CHROMIUM
 
 venv: $(STAMP)
 
+# --no-compile: pip would byte-compile every module of every package (torch alone has
+# thousands) before the first command runs; Python compiles those it imports, once.
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q --no-compile -r requirements.txt
 	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $(STAMP)
 
