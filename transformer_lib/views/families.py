@@ -205,19 +205,19 @@ def plot_paper_vs_modern_layer(
         levels[gid] = y
         y += h / 2 + gap + (0.25 if i == len(_MODERN_BLOCKS) - 2 else 0.0)
     y_top = y - gap + 0.15
-    width, height = 6.2, 0.46 * (y_top + 1.0) + 0.35  # inches
+    width, height = 5.4, 0.46 * (y_top + 1.0) + 0.35  # inches
     fig, ax = _new_figure((width, height))
     ax.set_axis_off()
     ax.set_xlim(0.0, 10.0)
     y_low, y_high = -0.55, y_top + 0.45
     ax.set_ylim(y_low, y_high)
-    box_w = 4.1
+    box_w = 4.2
     sx = (width / 10.0) / (height / (y_high - y_low))  # keeps the ⊕ round
     columns = {
         "paper": [(g, t, k, levels[_LEVEL_WITH[g]], None) for g, t, k in _PAPER_BLOCKS],
         "modern": [(g, t, k, levels[g], MODERN_CHANGES.get(g)) for g, t, k in _MODERN_BLOCKS],
     }
-    for xc, column, title in zip((2.5, 7.6), columns, titles):
+    for xc, column, title in zip((2.6, 7.65), columns, titles):
         ax.text(xc, y_high, title, ha="center", va="top", fontsize=10.5, fontweight="bold")
         previous_top, split, residual = None, None, 0
         for gid, text, kind, y, option in columns[column]:
@@ -302,7 +302,7 @@ def plot_paper_vs_modern_layer(
             )
     handles = [
         Patch(facecolor="white", edgecolor=_CHANGED, linewidth=2.8, label="changed since 2017"),
-        Patch(facecolor="white", edgecolor="none", label="monospace: the option that turns it on"),
+        Patch(facecolor="white", edgecolor="none", label="monospace: the option for it"),
     ]
     fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False)
     return fig
