@@ -205,13 +205,13 @@ def plot_paper_vs_modern_layer(
         levels[gid] = y
         y += h / 2 + gap + (0.25 if i == len(_MODERN_BLOCKS) - 2 else 0.0)
     y_top = y - gap + 0.15
-    width, height = 5.4, 0.46 * (y_top + 1.0) + 0.35  # inches
+    width, height = 4.9, 0.46 * (y_top + 1.0) + 0.35  # inches
     fig, ax = _new_figure((width, height))
     ax.set_axis_off()
     ax.set_xlim(0.0, 10.0)
     y_low, y_high = -0.55, y_top + 0.45
     ax.set_ylim(y_low, y_high)
-    box_w = 4.2
+    box_w = 4.6
     sx = (width / 10.0) / (height / (y_high - y_low))  # keeps the ⊕ round
     columns = {
         "paper": [(g, t, k, levels[_LEVEL_WITH[g]], None) for g, t, k in _PAPER_BLOCKS],
@@ -276,7 +276,7 @@ def plot_paper_vs_modern_layer(
                         option,
                         ha="center",
                         va="center",
-                        fontsize=9.5,
+                        fontsize=9,
                         family="monospace",
                         zorder=4,
                     )
