@@ -372,6 +372,17 @@ def test_head_ablation_static_restores_gates(translator, few_states):
     sources = {id(link.source[0]) for link in box.links if link.target[0] is box.stack}
     assert sources == {id(box.controls["ablation"]), id(box.controls["menu"])}
     assert ablation._ablations(2, 4)[1][1] == (("cross", 0, 0),)
+    # the slider's readout names the heads that are off, counted from 0, not an index
+    slider = box.controls["ablation"]
+    assert isinstance(slider, widgets.SelectionSlider)
+    assert slider.options[:2] == ("none", "cross layer 0, head 0")
+
+
+def test_head_ablation_slider_names_each_ablation():
+    names = [ablation._slider_label(off, 2, 4) for _, off in ablation._ablations(2, 4)]
+    assert len(set(names)) == len(names), "two ablations share a name"
+    assert max(map(len, names)) <= 21, "the readout shows about 21 characters"
+    assert {"cross layer 1, all", "all cross", "encoder layer 0, all"} <= set(names)
 
 
 def test_static_explorer_embeds_links_and_images(tmp_path):

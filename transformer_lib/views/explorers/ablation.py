@@ -68,6 +68,30 @@ def _ablations(n_layers: int, n_heads: int) -> list[tuple[str, tuple[tuple[str, 
     return out
 
 
+def _slider_label(off: Sequence[tuple[str, int, int]], n_layers: int, n_heads: int) -> str:
+    """A short name for an ablation, short enough for the slider's readout.
+
+    ``"none"``, ``"cross layer 0, head 3"``, ``"cross layer 0, all"``, ``"all cross"``,
+    ``"encoder layer 1, all"``, ``"all decoder self"``: layers and heads counted from 0.
+    """
+    if not off:
+        return "none"
+    kinds = {kind for kind, _, _ in off}
+    layers = sorted({ly for _, ly, _ in off})
+    if len(kinds) != 1:
+        return f"{len(off)} heads"
+    kind = next(iter(kinds))
+    short = {"encoder": "encoder", "decoder": "decoder self", "cross": "cross"}[kind]
+    if len(off) == 1:
+        _, ly, h = off[0]
+        return f"{short} layer {ly}, head {h}"
+    if len(off) == n_layers * n_heads:
+        return f"all {short}"
+    if len(layers) == 1 and len(off) == n_heads:
+        return f"{short} layer {layers[0]}, all"
+    return f"{len(off)} {short} heads"
+
+
 def _ablation_png(
     grid: _HeadGrid,
     base: _Run,
@@ -152,18 +176,19 @@ def head_ablation_explorer(
             with _heads_off(model, off):
                 run = _translate(translator, sentence)
             frames.append(_ablation_png(grid, base, run, off, label, True))
-        step = widgets.IntSlider(
-            value=0,
-            min=0,
-            max=len(specs) - 1,
-            description="ablation",
+        # Labelled steps, so that the readout says which heads are off (not a bare index).
+        step = widgets.SelectionSlider(
+            options=[_slider_label(off, n_layers, n_heads) for _, off in specs],
+            index=0,
+            description="heads off",
             tooltip="which heads are switched off, one ablation after another",
             continuous_update=True,
+            layout=widgets.Layout(width="95%"),
         )
         menu = widgets.Dropdown(
             options=[label for label, _ in specs],
             index=0,
-            description="heads off",
+            description="ablation",
             tooltip="which heads are switched off",
             layout=widgets.Layout(width="95%"),
         )
