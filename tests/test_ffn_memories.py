@@ -7,10 +7,12 @@ import torch
 
 from transformer_lib import Transformer, TransformerConfig
 from transformer_lib.views.ffn_memories import (
+    Census,
     Context,
     Memory,
     context_tokens,
     decoder_ffn_hidden,
+    ffn_census,
     ffn_memories,
     top_contexts,
     value_logits,
@@ -121,3 +123,36 @@ def test_agreement_and_context_tokens():
     tgt_in = torch.tensor([[2, 10, 11, 12], [2, 13, 14, 15]])
     assert context_tokens(tgt_in, contexts[0], str) == ["2", "10", "11"]
     assert context_tokens(tgt_in, contexts[1], str, last=3) == ["2"]
+
+
+def test_census_agrees_with_the_memories_of_single_units():
+    model = _model()
+    src, tgt = _batch()
+    census = ffn_census(model, src, tgt, layer=1, pad_id=PAD, n_contexts=4, n_tokens=10)
+    d_ff = model.config.d_ff
+    assert census.cross.shape == (d_ff, d_ff) and census.live.shape == (d_ff,)
+    memories = ffn_memories(model, src, tgt, 1, PAD, n_units=d_ff, n_contexts=4)
+    hidden = decoder_ffn_hidden(model, src, tgt[:, :-1], 1)[tgt[:, 1:] != PAD]
+    for m in memories:
+        assert bool(census.live[m.unit]) == (int((hidden[:, m.unit] > 0).sum()) >= 4)
+        if census.live[m.unit]:  # its top contexts are places where it fires
+            assert census.agreement[m.unit].item() == pytest.approx(m.agreement)
+    # one cross entry by hand: unit a's contexts against unit b's value
+    by_unit = {m.unit: m for m in memories}
+    a, b = census.live.nonzero().flatten()[:2].tolist()
+    shared = [c.next_id in set(by_unit[b].value_tokens) for c in by_unit[a].contexts]
+    assert census.cross[a, b].item() == pytest.approx(sum(shared) / len(shared))
+
+
+def test_census_summaries_and_baseline():
+    cross = torch.tensor([[1.0, 0.0, 0.5], [0.25, 0.5, 0.0], [0.0, 1.0, 0.0]])
+    live = torch.tensor([True, True, False])
+    census = Census(layer=0, n_contexts=4, n_tokens=2, cross=cross, live=live)
+    own, other = census.mean()
+    assert own == pytest.approx(0.75) and other == pytest.approx(0.125)  # live pairs only
+    assert census.share_at_least(0.75) == pytest.approx((0.5, 0.0))
+    assert census.agreement.tolist() == [1.0, 0.5, 0.0]
+    with pytest.raises(ValueError, match="fewer than n_contexts"):
+        model = _model()
+        src, tgt = _batch()
+        ffn_census(model, src, tgt, layer=0, pad_id=PAD, n_contexts=1000)

@@ -18,7 +18,9 @@ pushes towards. This module does that for one decoder layer of a trained
 * :func:`top_contexts` lists the positions where one unit fires most;
 * :func:`value_logits` projects a unit's value vector through the generator;
 * :func:`ffn_memories` chooses units by a stated rule (the largest activation variance)
-  and gathers both views of each.
+  and gathers both views of each;
+* :func:`ffn_census` asks the same question of every unit of the layer, with a baseline:
+  each unit's contexts scored against the values of all the other units.
 
 The projection goes straight from the FFN to the generator, as in Geva et al.: it leaves
 out the LayerNorm after the FFN and any layer above, so it says what a value *points
@@ -43,6 +45,8 @@ __all__ = [
     "top_contexts",
     "value_logits",
     "ffn_memories",
+    "Census",
+    "ffn_census",
     "context_tokens",
 ]
 
@@ -207,6 +211,86 @@ def ffn_memories(
         tokens = value_logits(model, layer, unit).topk(n_tokens).indices.tolist()
         memories.append(Memory(layer, unit, float(variance[unit]), contexts, tokens))
     return memories
+
+
+@dataclass
+class Census:
+    """Every unit of one decoder FFN: does its value point at the token that follows where
+    its key fires?
+
+    ``cross[i, j]`` is the share of unit ``i``'s top contexts whose next token is among
+    the top tokens of unit ``j``'s value. The diagonal is each unit's own
+    :attr:`Memory.agreement`; the other entries pair a unit's contexts with another
+    unit's value, which keeps which tokens come next and which tokens values point at, and
+    breaks only the pairing: the baseline. ``live`` marks the units that fire
+    (activation > 0) at at least ``n_contexts`` real positions, so that their top
+    contexts are all places where they fire; only those count.
+    """
+
+    layer: int
+    n_contexts: int
+    n_tokens: int
+    cross: Tensor  # (d_ff, d_ff)
+    live: Tensor  # (d_ff,) bool
+
+    @property
+    def agreement(self) -> Tensor:
+        """``(d_ff,)``: each unit's own agreement (its contexts, its value)."""
+        return self.cross.diagonal()
+
+    def _pairs(self) -> tuple[Tensor, Tensor]:
+        """Own agreements of the live units, and the cross ones of every other live pair."""
+        live = self.live
+        other = ~torch.eye(len(live), dtype=torch.bool) & live[:, None] & live[None, :]
+        return self.agreement[live], self.cross[other]
+
+    def mean(self) -> tuple[float, float]:
+        """Mean agreement of the live units, and the baseline's (another unit's value)."""
+        own, other = self._pairs()
+        return own.mean().item(), other.mean().item()
+
+    def share_at_least(self, threshold: float) -> tuple[float, float]:
+        """Share of the live units whose agreement is at least ``threshold``, and the
+        share of (contexts, other value) pairs that reach it."""
+        own, other = self._pairs()
+        return (own >= threshold).float().mean().item(), (other >= threshold).float().mean().item()
+
+
+def ffn_census(
+    model: Transformer,
+    src: Tensor,
+    tgt: Tensor,
+    layer: int,
+    pad_id: int,
+    n_contexts: int = 20,
+    n_tokens: int = 10,
+) -> Census:
+    """The key-value question of :func:`ffn_memories`, for every unit of one decoder FFN.
+
+    For each unit: its ``n_contexts`` top contexts (as :func:`top_contexts`), their next
+    tokens, and the ``n_tokens`` top tokens of its value (as :func:`value_logits`); then
+    every unit's contexts are scored against every unit's value. Arguments as for
+    :func:`ffn_memories`.
+    """
+    tgt_in, target = tgt[:, :-1], tgt[:, 1:]
+    real = target != pad_id  # (B, T)
+    hidden = decoder_ffn_hidden(model, src, tgt_in, layer)[real]  # (N, d_ff)
+    if hidden.size(0) < n_contexts:
+        raise ValueError(
+            f"the batch has {hidden.size(0)} real positions, fewer than n_contexts={n_contexts}"
+        )
+    d_ff = hidden.size(1)
+    live = (hidden > 0).sum(0) >= n_contexts  # (d_ff,)
+    where = hidden.topk(n_contexts, dim=0).indices  # (n_contexts, d_ff)
+    next_ids = target[real][where].T  # (d_ff, n_contexts): unit i's contexts' next tokens
+    ffn = _decoder_ffn(model, layer)
+    with torch.no_grad():
+        logits = model.generator.weight @ ffn.linear2.weight  # (V, d_ff): every value
+    top = logits.topk(n_tokens, dim=0).indices.T  # (d_ff, n_tokens)
+    member = torch.zeros(d_ff, logits.size(0), dtype=torch.bool)  # unit j promotes token?
+    member.scatter_(1, top, True)
+    cross = member[:, next_ids].float().mean(-1).T  # (i: contexts, j: value)
+    return Census(layer, n_contexts, n_tokens, cross, live)
 
 
 def context_tokens(tgt_in: Tensor, context: Context, id_to_token, last: int = 3) -> Sequence[str]:
