@@ -21,6 +21,7 @@ from transformer_lib.pipeline.checkpoints import CheckpointError, load_checkpoin
 from transformer_lib.pipeline.run_folder import RunFolderBusy, lock_run_folder
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+RUN_FOLDER_PY = str(REPO_ROOT / "transformer_lib" / "pipeline" / "run_folder.py")
 QUIET = ["--no-progress", "--final-bleu", "none", "--max-tokens", "256", "--eval-every", "0"]
 
 
@@ -42,11 +43,15 @@ def child_env() -> dict[str, str]:
     return env
 
 
+# The holder loads run_folder.py by itself: the module needs only the standard library,
+# and the package's __init__ would import PyTorch (seconds of CPU) for a lock.
 HOLD = textwrap.dedent(
     """
-    import sys, time
-    from transformer_lib.pipeline.run_folder import lock_run_folder
-    with lock_run_folder(sys.argv[1]):
+    import importlib.util, sys, time
+    spec = importlib.util.spec_from_file_location("run_folder", sys.argv[2])
+    run_folder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_folder)
+    with run_folder.lock_run_folder(sys.argv[1]):
         print("locked", flush=True)
         time.sleep(600)
     """
@@ -58,7 +63,7 @@ def holder(tmp_path):
     """Another process that holds ``tmp_path/run`` (as a running `train` does)."""
     out = tmp_path / "run"
     proc = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(out)], cwd=REPO_ROOT, env=child_env(),
+        [sys.executable, "-c", HOLD, str(out), RUN_FOLDER_PY], cwd=REPO_ROOT, env=child_env(),
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -96,7 +101,7 @@ def test_the_library_trainer_takes_the_same_lock(holder, tokenizer):
 def test_a_stale_lock_does_not_block_a_new_run(tmp_path, capsys):
     out = tmp_path / "run"
     proc = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(out)], cwd=REPO_ROOT, env=child_env(),
+        [sys.executable, "-c", HOLD, str(out), RUN_FOLDER_PY], cwd=REPO_ROOT, env=child_env(),
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert proc.stdout.readline().strip() == "locked"
@@ -186,10 +191,20 @@ def test_a_folder_made_immutable_mid_run(tmp_path):
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 300
-        while _checkpoint_step(out / "checkpoint.pt") < 2:
+        seen, step = None, -1
+        while step < 2:
             assert proc.poll() is None, proc.stderr.read()
             assert time.monotonic() < deadline, "no checkpoint in time"
             time.sleep(0.05)
+            # Read the checkpoint (17 MB) only when a new one has been written (each save
+            # replaces the file: a new inode, mtime or size), not 20 times a second.
+            try:
+                st = os.stat(out / "checkpoint.pt")
+            except FileNotFoundError:
+                continue
+            if (st.st_ino, st.st_mtime_ns, st.st_size) != seen:
+                seen = (st.st_ino, st.st_mtime_ns, st.st_size)
+                step = _checkpoint_step(out / "checkpoint.pt")
         assert _chattr("+i", out)
         _, err = proc.communicate(timeout=300)
     finally:
