@@ -8,6 +8,7 @@ stored losses, and that the chapter's figures draw what the rows hold.
 
 from __future__ import annotations
 
+import io
 import math
 import sys
 from pathlib import Path
@@ -160,7 +161,9 @@ def test_the_symptom_figure_draws_the_stored_curves_and_maps(runs):
     assert list(lines["healthy"].get_ydata()) == [loss for _, loss in healthy]
     assert curves.get_xlabel() == "training step" and "loss" in curves.get_ylabel()
     m = runs["causal_mask_off_by_one"]["attention"]["decoder"]
-    assert [t.get_text() for t in buggy_map.get_yticklabels()] == m["queries"]  # rows = queries
+    # rows = queries; the two maps have the same, labelled once, on the healthy map
+    assert m["queries"] == runs["healthy"]["attention"]["decoder"]["queries"]
+    assert [t.get_text() for t in healthy_map.get_yticklabels()] == m["queries"]
     assert [t.get_text() for t in buggy_map.get_xticklabels()] == m["keys"]
     assert healthy_map.get_title() == "healthy" and buggy_map.get_title() == "with the bug"
     assert "causal_mask_off_by_one" in fig.get_suptitle()
@@ -183,3 +186,18 @@ def test_describe_symptoms_quotes_the_stored_numbers(runs):
     decode = debugging.describe_symptoms(runs, "cache_not_reordered")
     assert "acts only when the model decodes" in decode and "beam search" in decode
     assert debugging.baseline_of(runs, "unshifted_target_decoder_only") == script.HEALTHY_DO
+
+
+def test_the_symptom_figure_is_readable_in_the_text_column(runs):
+    """At 1280 px the three panels share a column of about 630 CSS px: the smallest text,
+    scaled down with the image, stays near 12 px (the browser test asks for 9)."""
+    from transformer_lib.views.text_size import recording_text_sizes
+
+    fig = debugging.plot_symptoms(runs, "padding_mask_inverted", "encoder")
+    png = io.BytesIO()
+    with recording_text_sizes() as sizes:
+        fig.savefig(png, format="png", dpi=100, bbox_inches="tight")  # as the page's
+    width = int.from_bytes(png.getvalue()[16:20], "big")  # the PNG's width in pixels
+    assert min(sizes) * 630 / width >= 11
+    healthy_map, buggy_map = fig.axes[1:3]  # the same queries: labelled once, on the left
+    assert healthy_map.get_ylabel() and not buggy_map.get_ylabel()

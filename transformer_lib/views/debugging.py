@@ -195,19 +195,40 @@ def _draw_map(ax: Axes, run: dict[str, Any], kind: str, title: str, colorbar: bo
     )
 
 
+#: Text sizes (points) of :func:`plot_symptoms`: its three panels share the text column
+#: (about 630 CSS px of a 970-pixel image at 1280 px), so its text is drawn larger than the
+#: book's default to be read at about 12 px there.
+SYMPTOM_TEXT_PT, SYMPTOM_TITLE_PT = 13, 14
+
+
 @_styled
 def plot_symptoms(runs: dict[str, Any], name: str, kind: str = "cross") -> Figure:
     """One bug beside the healthy model: training loss, and the last layer's ``kind`` map
-    (averaged over heads) for the stored sentence, healthy left, with the bug right."""
+    (averaged over heads) for the stored sentence, healthy left, with the bug right.
+
+    When both maps have the same queries, the right map's rows are labelled once, by the
+    healthy map beside it, which leaves room for text of :data:`SYMPTOM_TEXT_PT` points.
+    """
     baseline = baseline_of(runs, name)
-    fig, axes = _new_figure((9.6, 3.6), 1, 3, width_ratios=[1.15, 1, 1])
+    fig, axes = _new_figure((9.6, 3.6), 1, 3)
     _draw_curves(axes[0], runs, [name], baseline, ["healthy", "with the bug"])
-    axes[0].legend(loc="upper right", frameon=False, fontsize=10)
+    axes[0].legend(loc="upper right", frameon=False, handlelength=1.5)
     axes[0].set_title("training loss")
+    axes[0].set_ylabel("loss (nats/token)")
     what = KIND_TITLES[kind]
     _draw_map(axes[1], runs[baseline], kind, "healthy", colorbar=False)
     _draw_map(axes[2], runs[name], kind, "with the bug", colorbar=True)
-    fig.suptitle(f"{run_label(name)}: loss, and the last layer's {what}")
+    if _map(runs[baseline], kind)["queries"] == _map(runs[name], kind)["queries"]:
+        axes[2].tick_params(labelleft=False)  # the rows of the healthy map, beside it
+        axes[2].set_ylabel("")
+    for ax in fig.axes:  # the colour bar's too
+        ax.tick_params(labelsize=SYMPTOM_TEXT_PT)
+        ax.xaxis.label.set_size(SYMPTOM_TEXT_PT)
+        ax.yaxis.label.set_size(SYMPTOM_TEXT_PT)
+        ax.title.set_size(SYMPTOM_TITLE_PT)
+    for text in axes[0].get_legend().get_texts():
+        text.set_fontsize(SYMPTOM_TEXT_PT)
+    fig.suptitle(f"{run_label(name)}: loss, and the last layer's {what}", fontsize=SYMPTOM_TITLE_PT)
     return fig
 
 
