@@ -66,6 +66,21 @@ def test_chapter_has_a_figure(chapter):
 
 @built
 @pytest.mark.parametrize("page", PAGES)
+def test_every_numbered_figure_shows_a_picture(page):
+    """A figure's caption comes from its cell's metadata, whatever the cell prints: a
+    cell whose plot was taken out but whose ``mystnb.figure`` stayed shows a caption over
+    text. Every ``<figure>`` of the article holds an image (or a drawing)."""
+    body = _main_content(_html(page))
+    empty = [
+        re.search(r'\bid="([^"]*)"', figure).group(1) if 'id="' in figure else figure[:80]
+        for figure in re.findall(r"<figure\b.*?</figure>", body, flags=re.S)
+        if not re.search(r"<(img|svg|canvas|picture)\b", figure)
+    ]
+    assert not empty, f"{page}: figures with a caption but no picture: {empty}"
+
+
+@built
+@pytest.mark.parametrize("page", PAGES)
 def test_no_remote_scripts_or_styles(page):
     """Every script and stylesheet the page loads comes from the book itself."""
     html = _html(page)

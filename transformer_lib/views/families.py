@@ -69,7 +69,7 @@ def plot_family_masks(
     tokenizer: Any,
     source: str,
     target: str,
-    title: str = "Three families, three masks on one sentence pair",
+    title: str = "Three families, four masks on one sentence pair",
 ) -> Figure:
     """The attention masks of the three families on one sentence pair, in a 2 × 2 grid.
 
