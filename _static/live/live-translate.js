@@ -340,11 +340,32 @@
     return token.length > 14 ? token.slice(0, 13) + "…" : token;
   }
 
-  /* One heatmap: rows = queries, columns = keys, values in [0, 1]; token labels on both
-   * axes, axis titles, and a title above. */
+  /* One heatmap: rows = queries, columns = keys, values in [0, 1]. With opts.thumb, only
+   * the cells (a small picture to pick a head by); otherwise token labels on both axes
+   * (opts.font px, 12 unless told), axis titles and a title above. */
   function drawHeatmap(canvas, values, offset, rows, cols, opts) {
     var ctx = canvas.getContext("2d");
-    var font = opts.small ? 10 : 12;
+    var dpr = window.devicePixelRatio || 1;
+    var i, j;
+    if (opts.thumb) {
+      var c = Math.max(2, Math.min(8, Math.floor(opts.maxWidth / Math.max(rows, cols))));
+      var tw = c * cols, th = c * rows;
+      canvas.width = Math.ceil(tw * dpr);
+      canvas.height = Math.ceil(th * dpr);
+      canvas.style.width = tw + "px";
+      canvas.style.height = th + "px";
+      ctx = canvas.getContext("2d");
+      ctx.scale(dpr, dpr);
+      for (i = 0; i < rows; i++) {
+        for (j = 0; j < cols; j++) {
+          ctx.fillStyle = colour(values[offset + i * cols + j]);
+          ctx.fillRect(j * c, i * c, c, c);
+        }
+      }
+      return;
+    }
+    var font = opts.font || 12;
+    canvas.setAttribute("data-font-px", String(font));
     var plain = font + "px sans-serif", bold = "bold " + plain;
     var widest = function (labels) {
       return Math.max.apply(null, labels.map(function (s) {
@@ -355,17 +376,20 @@
     var titleW = opts.title ? ctx.measureText(opts.title).width : 0;
     ctx.font = plain;
     var rowW = widest(opts.rowLabels), colW = widest(opts.colLabels);
-    var keyText = "keys: " + opts.keyTitle;
+    var keyText = "keys (columns): " + opts.keyTitle;
     var keyW = ctx.measureText(keyText).width;
     var axisPad = font + 6; // room for the rotated query title
     var left = axisPad + rowW + 6, top = opts.title ? font + 10 : 4;
-    var cell = Math.max(opts.small ? 9 : 14, Math.min(opts.small ? 18 : 28,
-      Math.floor((opts.maxWidth - left - 10) / cols)));
+    // Column labels at 45 degrees where the cells are wide enough to keep them apart,
+    // upright (90 degrees) where they are narrow.
+    var cell = Math.max(font + 1, Math.min(30, Math.floor((opts.maxWidth - left - 10) / cols)));
+    var steep = cell < 1.45 * font;
     var gridW = cell * cols, gridH = cell * rows;
-    var below = colW * 0.72 + font + 16;
-    var width = Math.ceil(Math.max(left + gridW + 8, titleW + 12, left + keyW + 8));
+    var below = colW * (steep ? 1 : 0.72) + font + 16;
+    var width = Math.ceil(Math.max(left + gridW + (steep ? 8 : colW * 0.3), titleW + 12,
+      left + keyW + 8));
+    width = Math.min(width, Math.max(opts.maxWidth, left + gridW + 8));
     var height = Math.ceil(top + gridH + below);
-    var dpr = window.devicePixelRatio || 1;
     canvas.width = Math.ceil(width * dpr);
     canvas.height = Math.ceil(height * dpr);
     canvas.style.width = width + "px";
@@ -374,8 +398,8 @@
     ctx.scale(dpr, dpr);
     ctx.fillStyle = "#fff";
     ctx.fillRect(0, 0, width, height);
-    for (var i = 0; i < rows; i++) {
-      for (var j = 0; j < cols; j++) {
+    for (i = 0; i < rows; i++) {
+      for (j = 0; j < cols; j++) {
         ctx.fillStyle = colour(values[offset + i * cols + j]);
         ctx.fillRect(left + j * cell, top + i * cell, cell, cell);
       }
@@ -390,7 +414,7 @@
     for (j = 0; j < cols; j++) {
       ctx.save();
       ctx.translate(left + (j + 0.5) * cell, top + gridH + 4);
-      ctx.rotate(-Math.PI / 4);
+      ctx.rotate(steep ? -Math.PI / 2 : -Math.PI / 4);
       ctx.fillText(shortLabel(opts.colLabels[j]), 0, 0);
       ctx.restore();
     }
@@ -407,8 +431,12 @@
       ctx.font = plain;
       ctx.fillStyle = "#222";
     }
+    if (keyW > width - 8) { keyText = "keys: " + opts.keyTitle; keyW = ctx.measureText(keyText).width; }
     ctx.fillText(keyText, centre(keyW), height - 4);
-    var queryText = "queries: " + opts.queryTitle;
+    var queryText = "queries (rows): " + opts.queryTitle;
+    if (ctx.measureText(queryText).width > top + gridH + below / 2) {
+      queryText = "queries: " + opts.queryTitle;
+    }
     if (ctx.measureText(queryText).width > top + gridH + below / 2) { queryText = "queries"; }
     ctx.save();
     ctx.translate(font, top + gridH / 2);
@@ -419,20 +447,34 @@
 
   function spoken(token) { return token.replace(/\u2581/g, "") || token; } // no "▁" marks
 
-  /* The map in words: for each query token the key it attends to most (averaged over the
-   * heads shown), e.g. "Die → The, Kinder → children". */
-  function strongest(data, layer, heads, H, Tq, Tk, rows, cols) {
-    var pairs = [];
+  /* For each query row of one head's map: the key it attends to most and that weight. */
+  function strongest(data, offset, Tq, Tk) {
+    var out = [];
     for (var i = 0; i < Tq; i++) {
       var best = 0, bestValue = -1;
       for (var j = 0; j < Tk; j++) {
-        var v = 0;
-        heads.forEach(function (h) { v += data[((layer * H + h) * Tq + i) * Tk + j]; });
+        var v = data[offset + i * Tk + j];
         if (v > bestValue) { bestValue = v; best = j; }
       }
-      pairs.push(spoken(rows[i]) + " \u2192 " + spoken(cols[best]));
+      out.push({ row: i, col: best, weight: bestValue });
     }
-    return "each row's strongest weight: " + pairs.join(", ");
+    return out;
+  }
+  api.strongest = strongest;
+
+  /* The map in words, e.g. "writes Die: The 0.97; writes Kinder: children 0.93". */
+  function described(tops, rows, cols, rowWord) {
+    return tops.map(function (t) {
+      return rowWord + " " + spoken(rows[t.row]) + ": " + spoken(cols[t.col]) + " " +
+        t.weight.toFixed(2);
+    }).join("; ");
+  }
+
+  /* The mean of each row's largest weight: how sharply a head picks one key per row. */
+  function sharpness(data, offset, Tq, Tk) {
+    var tops = strongest(data, offset, Tq, Tk), sum = 0;
+    tops.forEach(function (t) { sum += t.weight; });
+    return sum / Math.max(1, tops.length);
   }
 
   function colourBar() {
@@ -524,18 +566,17 @@
     this.kind.select.value = KINDS.some(function (k) { return k.key === first; })
       ? first : "cross";
     this.layer = select("live-attention-layer", "layer", [[0, "0"]], "layer shown in the maps");
-    this.head = select("live-attention-head", "head", [["all", "all heads"]],
-      "head shown in the maps");
+    this.head = select("live-attention-head", "head", [], "head shown in the large map");
     this.controls.append(this.kind.wrap, this.layer.wrap, this.head.wrap, colourBar());
     [this.kind, this.layer, this.head].forEach(function (c) {
       c.select.addEventListener("change", function () {
         if (c === self.kind) { self.fillLayers(); }
+        if (c === self.head) { self.headPicked = true; }
         self.draw();
       });
     });
     this.figure = el("div", "lt-figure");
     this.figure.setAttribute("data-testid", "live-attention");
-    this.figure.setAttribute("role", "img");
     this.switches = el("details", "lt-switches");
     if (root.getAttribute("data-switches") !== "closed") { this.switches.open = true; }
     root.append(this.controls, this.figure, this.switches);
@@ -565,11 +606,21 @@
     var self = this, H = engine.meta.n_heads;
     this.engine = engine;
     this.fillLayers();
+    // The layer shown first: the box's data-layer, else the last one for cross-attention
+    // (where the heads line the words up most clearly), else layer 0.
+    var layers = engine.layers[this.kind.select.value], wanted = this.root.getAttribute("data-layer");
+    this.layer.select.value = String(wanted !== null && Number(wanted) < layers ? Number(wanted)
+      : this.kind.select.value === "cross" ? layers - 1 : 0);
     for (var h = 0; h < H; h++) {
       var o = el("option", null, "head " + h);
       o.value = String(h);
       this.head.select.append(o);
     }
+    // The head shown first: the box's data-head, else the sharpest one (chosen at the first
+    // translation, see draw).
+    var head = Number(this.root.getAttribute("data-head"));
+    this.headPicked = this.root.hasAttribute("data-head") && head >= 0 && head < H;
+    this.head.select.value = String(this.headPicked ? head : 0);
     var summary = el("summary", null, "Switch heads off (unticked = off); the translation " +
       "is recomputed at once");
     var tables = el("div", "lt-switch-tables");
@@ -701,43 +752,129 @@
   Box.prototype.draw = function () {
     var r = this.result;
     if (!r) { return; }
-    var kind = this.kind.select.value, layer = Number(this.layer.select.value);
-    var head = this.head.select.value;
+    var self = this, kind = this.kind.select.value, layer = Number(this.layer.select.value);
     var t = r.attention[kind], dims = t.dims; // (layers, H, Tq, Tk)
     var H = dims[1], Tq = dims[2], Tk = dims[3];
-    var src = r.source.tokens, dec = r.decoderTokens;
-    var rows = kind === "encoder" ? src : dec, cols = kind === "cross" ? src : rows;
-    var queryTitle = kind === "encoder" ? "source tokens" : "decoder input";
-    var keyTitle = kind === "cross" || kind === "encoder" ? "source tokens" : "decoder input";
-    var heads = head === "all" ? Array.from({ length: H }, function (_, i) { return i; })
-      : [Number(head)];
+    var at = function (h) { return ((layer * H + h) * Tq) * Tk; };
+    if (!this.headPicked) { // the first map: the head that picks one key per row most sharply
+      var best = 0;
+      for (var h = 1; h < H; h++) {
+        if (sharpness(t.data, at(h), Tq, Tk) > sharpness(t.data, at(best), Tq, Tk)) { best = h; }
+      }
+      this.head.select.value = String(best);
+      this.headPicked = true;
+    }
+    var head = Number(this.head.select.value);
+    var src = r.source.tokens, read = r.decoderTokens;
+    // Decoder rows are named by the token they write (row i reads token i, writes i + 1).
+    var rows = kind === "encoder" ? src : r.writtenTokens.slice(0, Tq);
+    var cols = kind === "decoder" ? read : src;
+    var queryTitle = kind === "encoder" ? "English token" : "German token written";
+    var keyTitle = kind === "decoder" ? "German token read" : "English source token";
+    var rowWord = kind === "encoder" ? "row" : "writes";
+    var rowsAre = kind === "encoder" ? "English tokens" : "German tokens written";
+    var colsAre = kind === "decoder" ? "German tokens read" : "English source tokens";
+    var label = KINDS.filter(function (k) { return k.key === kind; })[0].label;
+    var isOff = function (h) { return self.headsOff.has([kind, layer, h].join("/")); };
     var width = this.figure.clientWidth || 640;
     this.figure.textContent = "";
-    this.figure.classList.toggle("lt-grid", heads.length > 1);
-    var label = KINDS.filter(function (k) { return k.key === kind; })[0].label;
-    this.figure.setAttribute("aria-label", label + ", layer " + layer + ", " +
-      (heads.length > 1 ? "all heads" : "head " + heads[0]) + ": " +
-      strongest(t.data, layer, heads, H, Tq, Tk, rows, cols));
     this.figure.setAttribute("data-kind", kind);
     this.figure.setAttribute("data-layer", String(layer));
-    this.figure.setAttribute("data-head", head);
+    this.figure.setAttribute("data-head", String(head));
     this.figure.setAttribute("data-shape", [Tq, Tk].join("x"));
-    var self = this;
-    heads.forEach(function (h) {
-      var off = self.headsOff.has([kind, layer, h].join("/"));
-      var canvas = el("canvas", "lt-map");
-      canvas.setAttribute("data-head", String(h));
-      self.figure.append(canvas);
-      drawHeatmap(canvas, t.data, ((layer * H + h) * Tq) * Tk, Tq, Tk, {
-        rowLabels: rows, colLabels: cols, queryTitle: queryTitle, keyTitle: keyTitle,
-        title: (heads.length > 1 ? "head " + h : label + ", layer " + layer + ", head " + h) +
-          (off ? " (off)" : ""),
-        titleColour: off ? "#b00" : null,
-        small: heads.length > 1,
-        maxWidth: heads.length > 1 ? Math.max(220, width / 2 - 12) : width,
+
+    // Under the large map, every head of this layer small: a click draws one large (the head
+    // menu does the same from the keyboard, so these are left out of the tab order and of
+    // what is read out).
+    var thumbs = el("div", "lt-thumbs");
+    thumbs.setAttribute("aria-hidden", "true");
+    thumbs.append(el("span", "lt-thumbs-label", "The heads of layer " + layer + ": pick one to draw it large"));
+    for (var k = 0; k < H; k++) {
+      var button = el("button", "lt-thumb" + (k === head ? " lt-picked" : ""));
+      button.type = "button";
+      button.tabIndex = -1;
+      button.setAttribute("data-testid", "live-head-thumb");
+      button.setAttribute("data-head", String(k));
+      var small = el("canvas", "lt-thumb-map");
+      drawHeatmap(small, t.data, at(k), Tq, Tk, {
+        thumb: true, maxWidth: Math.min(72, Math.floor((width - 24) / H) - 14),
       });
+      button.append(small, el("span", null, "head " + k + (isOff(k) ? " (off)" : "")));
+      button.addEventListener("click", function (e) {
+        self.head.select.value = e.currentTarget.getAttribute("data-head");
+        self.headPicked = true;
+        self.draw();
+      });
+      thumbs.append(button);
+    }
+
+    var tops = strongest(t.data, at(head), Tq, Tk);
+    var name = label + ", layer " + layer + ", head " + head + (isOff(head) ? " (switched off)" : "");
+    var main = el("div", "lt-main");
+    main.setAttribute("role", "img");
+    main.setAttribute("data-testid", "live-attention-map");
+    main.setAttribute("aria-label", name + ". Rows are queries (" + rowsAre + "), columns " +
+      "are keys (" + colsAre + "). Brightest key of each row: " +
+      described(tops, rows, cols, rowWord) + ".");
+    var canvas = el("canvas", "lt-map lt-large");
+    canvas.setAttribute("data-head", String(head));
+    main.append(canvas);
+    drawHeatmap(canvas, t.data, at(head), Tq, Tk, {
+      rowLabels: rows, colLabels: cols, queryTitle: queryTitle, keyTitle: keyTitle,
+      title: name, titleColour: isOff(head) ? "#b00" : null, font: 12, maxWidth: width,
     });
+
+    var hint = el("div", "lt-hint");
+    hint.setAttribute("data-testid", "live-attention-hint");
+    hint.append(el("p", null, lookFor(kind)), el("p", null, readHere(kind, tops, rows, cols)));
+    this.figure.append(main, thumbs, hint);
+    // A long sentence on a narrow screen: the large map scrolls in its own frame, which the
+    // keyboard can then reach too.
+    if (main.scrollWidth > main.clientWidth + 1) {
+      main.tabIndex = 0;
+      main.classList.add("lt-scrolls");
+    }
   };
+
+  /* The first line under the maps: what the kind of attention usually shows. */
+  function lookFor(kind) {
+    if (kind === "cross") {
+      return "What to look for: in each German row the brightest cell is the English token " +
+        "it reads most, in the last layer usually the word it is translating.";
+    }
+    if (kind === "decoder") {
+      return "What to look for: each German row may read only the tokens already written " +
+        "(the mask keeps the upper right dark); rows often rest on <bos> or the token just read.";
+    }
+    return "What to look for: each English row gathers from the other English tokens; some " +
+      "heads look at a neighbour or the other piece of a split word, others spread out.";
+  }
+
+  /* The second line: what this map shows, from its weights; where it does not line up. */
+  function readHere(kind, tops, rows, cols) {
+    var say = function (t) {
+      return "the row " + (kind === "encoder" ? "of " : "writing ") + spoken(rows[t.row]) +
+        " is brightest on " + spoken(cols[t.col]);
+    };
+    var sharp = tops.slice().sort(function (a, b) { return b.weight - a.weight; });
+    var weak = tops.filter(function (t) { return t.weight < 0.5; })
+      .sort(function (a, b) { return a.weight - b.weight; }).slice(0, 2);
+    var text = "Here: " + say(sharp[0]) + " (" + sharp[0].weight.toFixed(2) + ")";
+    if (kind === "decoder") {
+      var last = tops.filter(function (t) { return t.col === t.row; }).length;
+      var bos = tops.filter(function (t) { return t.col === 0 && t.row > 0; }).length;
+      text = "Here " + last + " of " + tops.length + " rows are brightest on the token just " +
+        "read and " + bos + " more on <bos>";
+    }
+    if (weak.length) {
+      return text + (kind === "cross" ? "; where it does not line up, a row spreads its " +
+        "weight: " : "; the most spread rows: ") +
+        weak.map(function (t) {
+          return spoken(rows[t.row]) + " (largest " + t.weight.toFixed(2) + ")";
+        }).join(", ") + ".";
+    }
+    return text + "; every row has one key of weight 0.5 or more.";
+  }
 
   // ------------------------------------------------------------------ start
   function start() {

@@ -42,6 +42,7 @@ INPUT = '[data-testid="live-translate-input"]'
 OUTPUT = '[data-testid="live-translate-output"]'
 STATUS = '[data-testid="live-translate-status"]'
 FIGURE = '[data-testid="live-attention"]'
+MAP = '[data-testid="live-attention-map"]'
 
 
 # ----------------------------------------------------------------------- expectations
@@ -336,10 +337,17 @@ def test_attention_figure_follows_the_controls(intro, translator):
         layers = page.locator('[data-testid="live-attention-layer"] option').count()
         assert layers == n_layers
         page.select_option('[data-testid="live-attention-layer"]', str(n_layers - 1))
-        page.select_option('[data-testid="live-attention-head"]', "all")
-        assert figure.locator("canvas").count() == c.n_heads
+        # One large map of the head picked, and every head of the layer small, to pick by.
+        thumbs = figure.locator('[data-testid="live-head-thumb"]')
+        assert thumbs.count() == c.n_heads
+        thumbs.nth(0).click()
+        assert page.locator('[data-testid="live-attention-head"]').input_value() == "0"
+        assert figure.get_attribute("data-head") == "0"
         page.select_option('[data-testid="live-attention-head"]', str(c.n_heads - 1))
-        assert figure.locator("canvas").count() == 1
+        assert figure.locator("canvas.lt-large").count() == 1
+        assert figure.locator(".lt-thumb.lt-picked").get_attribute("data-head") == str(
+            c.n_heads - 1
+        )
         assert figure.get_attribute("data-kind") == kind
         assert figure.get_attribute("data-layer") == str(n_layers - 1)
         tq, tk = map(int, figure.get_attribute("data-shape").split("x"))
@@ -349,16 +357,97 @@ def test_attention_figure_follows_the_controls(intro, translator):
             assert tq == len(src)
         else:
             assert tq >= 1 and (kind == "cross" or tq == tk)
-        width = figure.locator("canvas").evaluate("c => c.width")
+        width = figure.locator("canvas.lt-large").evaluate("c => c.width")
         assert width > 50
     # The cells are coloured (not a blank canvas): the top-left pixel row of the grid
     # holds some of the colour map's colours.
-    distinct = figure.locator("canvas").evaluate(
+    distinct = figure.locator("canvas.lt-large").evaluate(
         """c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
                   const s = new Set(); for (let i = 0; i < d.length; i += 4 * 7)
                   s.add(d[i] + ',' + d[i + 1] + ',' + d[i + 2]); return s.size; }"""
     )
     assert distinct > 5
+
+
+def _spoken(token: str) -> str:
+    return token.replace("\u2581", "") or token
+
+
+def _shown_map(page) -> dict:
+    """The weights of the map drawn large, from a fresh translation of the box's sentence
+    (the page's tensors, read here; the box's own description code is not used)."""
+    return page.evaluate(
+        """async sel => { const f = document.querySelector(sel);
+            const kind = f.dataset.kind, layer = Number(f.dataset.layer),
+                  head = Number(f.dataset.head);
+            const text = document.querySelector('[data-testid=live-translate-input]').value;
+            const r = await window.liveTranslate.translate(text);
+            const t = r.attention[kind], [L, H, Tq, Tk] = t.dims, o = (layer * H + head) * Tq * Tk;
+            return { kind, layer, head, Tq, Tk, w: Array.from(t.data.slice(o, o + Tq * Tk)),
+                     src: r.source.tokens, read: r.decoderTokens, written: r.writtenTokens }; }""",
+        FIGURE,
+    )
+
+
+@pytest.mark.parametrize("kind", ["cross", "encoder", "decoder"])
+def test_the_large_map_is_described_from_its_weights(intro, kind):
+    """The screen reader's text names, for every row, the key with the largest weight (as
+    computed here from the page's tensors), the kind, layer and head; the axes are named."""
+    page = intro.page
+    intro.translate("The children are playing in the garden.")
+    page.select_option('[data-testid="live-attention-kind"]', kind)
+    page.select_option('[data-testid="live-attention-head"]', "1")
+    m = _shown_map(page)
+    label = page.get_attribute(MAP, "aria-label")
+    assert page.get_attribute(MAP, "role") == "img"
+    assert f"layer {m['layer']}, head 1" in label and m["head"] == 1
+    assert "Rows are queries" in label and "columns are keys" in label
+    rows = m["src"] if kind == "encoder" else m["written"][: m["Tq"]]
+    cols = m["read"] if kind == "decoder" else m["src"]
+    word = "row" if kind == "encoder" else "writes"
+    described = label.split("Brightest key of each row: ", 1)[1].rstrip(".").split("; ")
+    assert len(described) == m["Tq"]
+    for i, said in enumerate(described):
+        row = m["w"][i * m["Tk"] : (i + 1) * m["Tk"]]
+        j = max(range(m["Tk"]), key=row.__getitem__)
+        assert said == f"{word} {_spoken(rows[i])}: {_spoken(cols[j])} {row[j]:.2f}", (i, said)
+    hint = page.inner_text('[data-testid="live-attention-hint"]')
+    assert hint.startswith("What to look for") and len(hint.splitlines()) >= 2
+
+
+def test_the_large_map_is_readable_and_fits_a_phone(intro, phone_context, book_server):
+    """Token labels of the large map are drawn at 11 px or more and the canvas is shown at
+    the size it was drawn for (not shrunk by CSS); at 390 px the box does not scroll
+    sideways."""
+    page = intro.page
+    intro.translate("The children are playing in the garden.")
+    page.select_option('[data-testid="live-attention-kind"]', "cross")
+
+    def measured(p):
+        return p.locator(f"{FIGURE} canvas.lt-large").evaluate(
+            """c => ({ font: Number(c.dataset.fontPx), drawn: c.width / devicePixelRatio,
+                      shown: c.getBoundingClientRect().width,
+                      box: c.closest('[data-live-translate]').clientWidth,
+                      boxScroll: c.closest('[data-live-translate]').scrollWidth,
+                      fig: c.closest('.lt-figure').clientWidth,
+                      figScroll: c.closest('.lt-figure').scrollWidth })"""
+        )
+
+    desk = measured(page)
+    assert desk["font"] >= 11
+    assert abs(desk["shown"] - desk["drawn"]) <= 1, desk
+    assert desk["shown"] >= 300, desk  # drawn large, not as a thumbnail
+    phone = phone_context.new_page()
+    try:
+        phone.goto(f"{book_server}/{INTRO}.html", wait_until="domcontentloaded")
+        wait_for_translators(phone)
+        got = measured(phone)
+        print(f"\n[{intro.scheme}] large map: desktop {desk}, phone {got}")
+        assert got["font"] >= 11 and abs(got["shown"] - got["drawn"]) <= 1, got
+        assert got["boxScroll"] <= got["box"] and got["figScroll"] <= got["fig"], got
+        assert phone.evaluate("() => document.documentElement.scrollWidth") <= 390
+    finally:
+        phone.close()
 
 
 def test_bad_input_is_explained(intro, translator):
@@ -495,7 +584,7 @@ def test_keyboard_alone_translates_announces_and_switches_heads(intro):
         "live-attention-head",
     ], order
     assert "live-head-switch" in order, order
-    assert page.locator(FIGURE).get_attribute("aria-label").count("\u2192") >= 1
+    assert page.locator(MAP).get_attribute("aria-label").count("writes") >= 1
 
 
 def test_page_api_matches_pytorch_on_the_test_split(intro, expected, expected_float32):
