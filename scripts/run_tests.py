@@ -39,11 +39,14 @@ TEMP = ROOT / "_build" / "pytest-tmp"
 #: phone (``phone``: a page of their own in a phone-sized browser) share no page with the
 #: others, so they run in a process of their own; so do the tests marked ``side``.
 SUITES = (
-    ("browser", ["-m", "browser and not phone and not side"]),
-    ("phone", ["-m", "browser and phone and not side"]),
-    ("side", ["-m", "side"]),
-    ("other", ["-m", "not browser and not side"]),
+    ("browser", ["-m", "browser and not phone and not side and not timing"]),
+    ("phone", ["-m", "browser and phone and not side and not timing"]),
+    ("side", ["-m", "side and not timing"]),
+    ("other", ["-m", "not browser and not side and not timing"]),
 )
+#: Run after the suites above, alone: tests that hold a wall-clock time to a limit (marker
+#: ``timing``). Beside three busy suites on two cores they would measure the others' load.
+LAST = (("timing", ["-m", "timing"]),)
 
 
 @dataclass
@@ -98,14 +101,30 @@ def report(run: Run) -> None:
 def main(argv: list[str] | None = None) -> int:
     extra = list(sys.argv[1:] if argv is None else argv)
     began = time.monotonic()
-    runs = [start(name, select, extra) for name, select in SUITES]
     print(
         "Running the browser tests (1280 px, phone), those that wait on processes or pages "
-        "of their own, and the other tests side by side; "
+        "of their own, and the other tests side by side, then the timing tests alone; "
         "their reports follow "
         f"as each ends (live: {LOGS.relative_to(ROOT)}/*.log).",
         flush=True,
     )
+    runs = []
+    for phase in (SUITES, LAST):
+        started = [start(name, select, extra) for name, select in phase]
+        runs += started
+        if not _wait(started):
+            return 2
+    took = ", ".join(
+        f"{run.name} {run.seconds:.0f} s ({'passed' if run.returncode == 0 else 'FAILED'})"
+        for run in runs
+    )
+    print(f"\nAll suites done in {time.monotonic() - began:.0f} s: {took}.", flush=True)
+    failed = [run.returncode for run in runs if run.returncode != 0]
+    return failed[0] if failed else 0
+
+
+def _wait(runs: list[Run]) -> bool:
+    """Wait for the runs, printing each report as it ends; False if interrupted (Ctrl-C)."""
     waiting = list(runs)
     try:
         while waiting:
@@ -126,14 +145,8 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(0.2)
             report(run)
         print("\nInterrupted: the reports above are as far as each suite got.", flush=True)
-        return 2
-    took = ", ".join(
-        f"{run.name} {run.seconds:.0f} s ({'passed' if run.returncode == 0 else 'FAILED'})"
-        for run in runs
-    )
-    print(f"\nAll suites done in {time.monotonic() - began:.0f} s: {took}.", flush=True)
-    failed = [run.returncode for run in runs if run.returncode != 0]
-    return failed[0] if failed else 0
+        return False
+    return True
 
 
 if __name__ == "__main__":

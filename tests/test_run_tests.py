@@ -19,12 +19,12 @@ def _expression(select: list[str]) -> str:
 
 
 def test_the_suites_run_every_test_exactly_once():
-    markers = ("browser", "phone", "side", "slow")
+    markers = ("browser", "phone", "side", "slow", "timing")
     for marks in itertools.product([False, True], repeat=len(markers)):
         has = dict(zip(markers, marks, strict=True))
         chosen = [
             name
-            for name, select in run_tests.SUITES
+            for name, select in run_tests.SUITES + run_tests.LAST
             if Expression.compile(_expression(select)).evaluate(
                 lambda mark, has=has, **_: has.get(mark, False)
             )
@@ -40,6 +40,7 @@ def _run_suites(tmp_path, monkeypatch, tests: str, suites) -> int:
     monkeypatch.setattr(run_tests, "LOGS", tmp_path / "logs")
     monkeypatch.setattr(run_tests, "TEMP", tmp_path / "tmp")
     monkeypatch.setattr(run_tests, "SUITES", suites)
+    monkeypatch.setattr(run_tests, "LAST", ())
     return run_tests.main([str(path), "-p", "no:cacheprovider", "-q"])
 
 
@@ -61,3 +62,26 @@ def test_passing_suites_pass(tmp_path, monkeypatch, capsys):
     suites = (("a", ["-k", "one"]), ("b", ["-k", "two"]))
     assert _run_suites(tmp_path, monkeypatch, tests, suites) == 0
     assert capsys.readouterr().out.splitlines()[-1].count("(passed)") == 2
+
+
+def test_the_timing_tests_run_alone_after_the_others(tmp_path, monkeypatch, capsys):
+    """A suite of LAST starts only once every suite of SUITES has ended."""
+    tests = (
+        "import pathlib, time\n"
+        "def test_slow_first():\n"
+        "    time.sleep(1)\n"
+        "    pathlib.Path(__file__).with_name('first.done').write_text('')\n\n"
+        "def test_after():\n"
+        "    assert pathlib.Path(__file__).with_name('first.done').exists()\n"
+    )
+    path = tmp_path / "test_sample.py"
+    path.write_text(tests)
+    monkeypatch.setattr(run_tests, "ROOT", tmp_path)
+    monkeypatch.setattr(run_tests, "LOGS", tmp_path / "logs")
+    monkeypatch.setattr(run_tests, "TEMP", tmp_path / "tmp")
+    monkeypatch.setattr(run_tests, "SUITES", (("first", ["-k", "slow_first"]),))
+    monkeypatch.setattr(run_tests, "LAST", (("after", ["-k", "after"]),))
+    code = run_tests.main([str(path), "-p", "no:cacheprovider", "-q"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.index("first tests (logs/first.log)") < out.index("after tests (logs/after.log)")

@@ -249,6 +249,7 @@ def _first_translation_s(live: LivePage) -> float:
     return live.page.evaluate("() => window.liveTranslate.timings.first") / 1000
 
 
+@pytest.mark.timing  # make test runs it alone, after the other suites
 def test_first_load_is_fast_light_offline_and_clean(intro, open_live):
     page = intro.page
     assert page.get_attribute(BOX, "data-load-error") is None, page.inner_text(STATUS)
