@@ -61,9 +61,8 @@ chromium:
 unit: venv
 	$(BIN)/python -m pytest -m "not browser"
 
-# The browser tests at 1280 px, those on a phone, those that wait on processes or pages of
-# their own (marker side) and the other tests run side by side, as four pytest processes
-# (scripts/run_tests.py); `.venv/bin/python -m pytest` runs the same
+# The browser tests at 1280 px, those on a phone and the other tests run side by side, as
+# three pytest processes (scripts/run_tests.py); `.venv/bin/python -m pytest` runs the same
 # tests one by one.
 test: venv chromium book lint
 	$(BIN)/python scripts/run_tests.py
