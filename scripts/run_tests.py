@@ -1,4 +1,4 @@
-"""Run the whole test suite as four pytest processes at once: what ``make test`` runs.
+"""Run the whole test suite as three pytest processes at once: what ``make test`` runs.
 
     python scripts/run_tests.py              # every suite, side by side
     python scripts/run_tests.py -x -q        # extra arguments go to every pytest run
@@ -8,12 +8,9 @@ their time waiting for the browser, and the other tests (the library, the comman
 the notebooks as files) keep a core busy with PyTorch. Run one after the other, as a plain
 ``pytest`` does, they leave a core idle for minutes; side by side they finish in about the
 time of the longest suite alone. The browser tests are split by viewport: those at
-1280 px and those on the phone (marker ``phone``) never share a page. The tests marked
-``side`` (set in ``tests/conftest.py``) run in a fourth process: they mostly wait, for
-the training processes they start or for pages of their own (the in-browser translator,
-the small book), and visit no page of the built book. Each suite runs in its usual order
-in its own process (a viewport's tests share one loaded page per book page, in the order
-pytest gives them), with its own temporary folder and cache.
+1280 px and those on the phone (marker ``phone``) never share a page. Each suite runs in
+its usual order in its own process (a viewport's tests share one loaded page per book
+page, in the order pytest gives them), with its own temporary folder and cache.
 
 Each run writes its report to ``_build/test-logs/<suite>.log``; a report is printed in
 full as soon as its suite ends, and a last line says how long each took. The exit status is
@@ -37,15 +34,14 @@ TEMP = ROOT / "_build" / "pytest-tmp"
 
 #: The suites: a name, and the pytest arguments that select it. The browser tests on the
 #: phone (``phone``: a page of their own in a phone-sized browser) share no page with the
-#: others, so they run in a process of their own; so do the tests marked ``side``.
+#: others, so they run in a process of their own.
 SUITES = (
-    ("browser", ["-m", "browser and not phone and not side and not timing"]),
-    ("phone", ["-m", "browser and phone and not side and not timing"]),
-    ("side", ["-m", "side and not timing"]),
-    ("other", ["-m", "not browser and not side and not timing"]),
+    ("browser", ["-m", "browser and not phone and not timing"]),
+    ("phone", ["-m", "browser and phone and not timing"]),
+    ("other", ["-m", "not browser and not timing"]),
 )
 #: Run after the suites above, alone: tests that hold a wall-clock time to a limit (marker
-#: ``timing``). Beside three busy suites on two cores they would measure the others' load.
+#: ``timing``). Beside the busy suites on two cores they would measure the others' load.
 LAST = (("timing", ["-m", "timing"]),)
 
 
@@ -102,8 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     extra = list(sys.argv[1:] if argv is None else argv)
     began = time.monotonic()
     print(
-        "Running the browser tests (1280 px, phone), those that wait on processes or pages "
-        "of their own, and the other tests side by side, then the timing tests alone; "
+        "Running the browser tests (1280 px, phone) and the other tests side by side, then "
+        "the timing tests alone; "
         "their reports follow "
         f"as each ends (live: {LOGS.relative_to(ROOT)}/*.log).",
         flush=True,

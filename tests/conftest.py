@@ -12,32 +12,6 @@ torch.set_num_threads(1)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-# `make test` (scripts/run_tests.py) runs the tests in four processes side by side; those
-# marked ``side`` run in a process of their own. They are tests that mostly wait (for
-# processes they start, or for pages they open themselves) and share no page with the
-# browser tests that visit the built book, so they need not wait behind them.
-#: Test files whose tests run in the ``side`` process (unless a test visits a book page).
-SIDE_FILES = {
-    "test_distributed.py",  # two torchrun launches
-    "test_interrupt.py",  # training processes killed, interrupted and resumed
-    "browser/test_live_model.py",  # its own pages of the in-browser translator
-    "browser/test_self_check_in_browser.py",  # pages of its own and the small book
-}
-#: A test that uses one of these fixtures opens pages of its own (the small book).
-SIDE_FIXTURES = {"minibook", "chromium_context"}
-#: A test that uses one of these visits the built book's shared pages: it stays with them.
-BOOK_PAGE_FIXTURES = {"visit", "phone_visit"}
-
-
-def pytest_collection_modifyitems(config, items):
-    tests = REPO_ROOT / "tests"
-    for item in items:
-        fixtures = set(getattr(item, "fixturenames", ()))
-        if fixtures & BOOK_PAGE_FIXTURES or tests not in item.path.parents:
-            continue
-        if item.path.relative_to(tests).as_posix() in SIDE_FILES or fixtures & SIDE_FIXTURES:
-            item.add_marker(pytest.mark.side)
-
 
 @pytest.fixture(scope="session")
 def corpus_path() -> Path:

@@ -19,7 +19,7 @@ def _expression(select: list[str]) -> str:
 
 
 def test_the_suites_run_every_test_exactly_once():
-    markers = ("browser", "phone", "side", "slow", "timing")
+    markers = ("browser", "phone", "slow", "timing")
     for marks in itertools.product([False, True], repeat=len(markers)):
         has = dict(zip(markers, marks, strict=True))
         chosen = [
