@@ -343,19 +343,25 @@
   /* One heatmap: rows = queries, columns = keys, values in [0, 1]. With opts.thumb, only
    * the cells (a small picture to pick a head by); otherwise token labels on both axes
    * (opts.font px, 12 unless told), axis titles and a title above. */
+  /* Give the canvas a CSS size of width x height px, drawn at the screen's pixel density;
+   * returns its context, scaled so that drawing is in CSS px. */
+  function sizeCanvas(canvas, width, height) {
+    var dpr = window.devicePixelRatio || 1;
+    canvas.width = Math.ceil(width * dpr);
+    canvas.height = Math.ceil(height * dpr);
+    canvas.style.width = width + "px";
+    canvas.style.height = height + "px";
+    var ctx = canvas.getContext("2d");
+    ctx.scale(dpr, dpr);
+    return ctx;
+  }
+
   function drawHeatmap(canvas, values, offset, rows, cols, opts) {
     var ctx = canvas.getContext("2d");
-    var dpr = window.devicePixelRatio || 1;
     var i, j;
     if (opts.thumb) {
       var c = Math.max(2, Math.min(8, Math.floor(opts.maxWidth / Math.max(rows, cols))));
-      var tw = c * cols, th = c * rows;
-      canvas.width = Math.ceil(tw * dpr);
-      canvas.height = Math.ceil(th * dpr);
-      canvas.style.width = tw + "px";
-      canvas.style.height = th + "px";
-      ctx = canvas.getContext("2d");
-      ctx.scale(dpr, dpr);
+      ctx = sizeCanvas(canvas, c * cols, c * rows);
       for (i = 0; i < rows; i++) {
         for (j = 0; j < cols; j++) {
           ctx.fillStyle = colour(values[offset + i * cols + j]);
@@ -390,12 +396,7 @@
       left + keyW + 8));
     width = Math.min(width, Math.max(opts.maxWidth, left + gridW + 8));
     var height = Math.ceil(top + gridH + below);
-    canvas.width = Math.ceil(width * dpr);
-    canvas.height = Math.ceil(height * dpr);
-    canvas.style.width = width + "px";
-    canvas.style.height = height + "px";
-    ctx = canvas.getContext("2d");
-    ctx.scale(dpr, dpr);
+    ctx = sizeCanvas(canvas, width, height);
     ctx.fillStyle = "#fff";
     ctx.fillRect(0, 0, width, height);
     for (i = 0; i < rows; i++) {
