@@ -340,9 +340,6 @@
     return token.length > 14 ? token.slice(0, 13) + "…" : token;
   }
 
-  /* One heatmap: rows = queries, columns = keys, values in [0, 1]. With opts.thumb, only
-   * the cells (a small picture to pick a head by); otherwise token labels on both axes
-   * (opts.font px, 12 unless told), axis titles and a title above. */
   /* Give the canvas a CSS size of width x height px, drawn at the screen's pixel density;
    * returns its context, scaled so that drawing is in CSS px. */
   function sizeCanvas(canvas, width, height) {
@@ -356,6 +353,9 @@
     return ctx;
   }
 
+  /* One heatmap: rows = queries, columns = keys, values in [0, 1]. With opts.thumb, only
+   * the cells (a small picture to pick a head by); otherwise token labels on both axes
+   * (opts.font px, 12 unless told), axis titles and a title above. */
   function drawHeatmap(canvas, values, offset, rows, cols, opts) {
     var ctx = canvas.getContext("2d");
     var i, j;
@@ -758,9 +758,10 @@
     var H = dims[1], Tq = dims[2], Tk = dims[3];
     var at = function (h) { return ((layer * H + h) * Tq) * Tk; };
     if (!this.headPicked) { // the first map: the head that picks one key per row most sharply
-      var best = 0;
+      var best = 0, bestSharpness = sharpness(t.data, at(0), Tq, Tk);
       for (var h = 1; h < H; h++) {
-        if (sharpness(t.data, at(h), Tq, Tk) > sharpness(t.data, at(best), Tq, Tk)) { best = h; }
+        var score = sharpness(t.data, at(h), Tq, Tk);
+        if (score > bestSharpness) { best = h; bestSharpness = score; }
       }
       this.head.select.value = String(best);
       this.headPicked = true;
