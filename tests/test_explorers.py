@@ -179,7 +179,7 @@ def test_static_explorer_refuses_frames_that_do_not_match_the_controls():
 @pytest.fixture
 def few_states(monkeypatch):
     """Fewer precomputed states than the book uses: the structure is the same, the test fast."""
-    monkeypatch.setattr(temperature, "_STATIC_TAUS", (1, 8))
+    monkeypatch.setattr(temperature, "_STATIC_DKS", (4, 64))
     monkeypatch.setattr(positions, "_PE_SIZES", (32, 128))
     monkeypatch.setattr(positions, "_PE_FRACTIONS", positions._PE_FRACTIONS[:3])
     monkeypatch.setattr(lr_schedule, "_LR_SIZES", lr_schedule._LR_SIZES[:2])
@@ -227,7 +227,7 @@ def test_import_does_not_need_ipywidgets():
 def test_the_books_frame_counts_stay_modest():
     n_layers, n_heads = 2, 4  # the shipped tiny model
     counts = {
-        "temperature": len(temperature._STATIC_TAUS),
+        "temperature": len(temperature._STATIC_DKS),
         "positional": len(positions._PE_SIZES) * len(positions._PE_FRACTIONS),
         "lr": len(lr_schedule._LR_SIZES) * len(lr_schedule._LR_WARMUPS),
         "mask": 2 * 2 * len(masks.MASK_SENTENCES),
@@ -243,22 +243,26 @@ def test_temperature_static(few_states):
     box = explorers.temperature_explorer(static=True)
     _check_static(box, n_expected=2)
     _check_alt_text(box)
-    assert box.controls["tau"].options == ("1 (unscaled)", "8 (√d_k)")
+    assert box.controls["d_k"].options == (("4", 4), ("64 (the paper's)", 64))
+    assert box.controls["d_k"].value == 64
+    # Widening sharpens the unscaled softmax; divided by √d_k it keeps its spread.
+    raw_4, scaled_4 = temperature._peaks(6, 4, 2.0, 0)
+    raw_64, scaled_64 = temperature._peaks(6, 64, 8.0, 0)
+    assert raw_64 > raw_4 and raw_64 > 0.9 and scaled_64 < 0.6
+    assert box.frame_descriptions[1].startswith("d_k = 64: mean largest weight")
 
 
 def test_temperature_names_its_random_vectors_neutrally():
     import math
 
-    fig = temperature._temperature_figure(6, 64, 1, 0)
-    heatmap = fig.axes[0]
-    assert [t.get_text() for t in heatmap.get_yticklabels()] == [f"q{i}" for i in range(6)]
-    assert [t.get_text() for t in heatmap.get_xticklabels()] == [f"k{i}" for i in range(6)]
-    assert "unscaled" in heatmap.get_title()
-    assert "random" in fig.get_suptitle()
-    # The label of the uniform entropy sits right of its line, where no bar can reach.
-    (label,) = [t for ax in fig.axes for t in ax.texts if t.get_text().startswith("uniform")]
-    x_max = label.axes.get_xlim()[1]
-    assert math.log2(6) < label.get_position()[0] < x_max
+    fig = temperature._temperature_figure(6, 64, math.sqrt(64), 0)
+    unscaled, scaled = fig.axes[:2]
+    for heatmap in (unscaled, scaled):
+        assert [t.get_text() for t in heatmap.get_yticklabels()] == [f"q{i}" for i in range(6)]
+        assert [t.get_text() for t in heatmap.get_xticklabels()] == [f"k{i}" for i in range(6)]
+    assert "unscaled" in unscaled.get_title()
+    assert "τ = 8 = √d_k" in scaled.get_title()
+    assert "random" in fig.get_suptitle() and "d_k = 64" in fig.get_suptitle()
     with pytest.raises(ValueError, match="at least two"):
         explorers.temperature_explorer(1, static=True)
 
@@ -418,6 +422,7 @@ def test_temperature_live_redraws():
     assert _png(box) != before
     box.controls["d_k"].value = 4
     _check_live(box)
+    assert box.controls["tau"].value == 2.0  # back to √d_k for the new width
 
 
 def test_positional_encoding_live_clamps_the_pair():

@@ -107,3 +107,29 @@ def test_readable_at_page_width_and_short(tokens, d_model, d_k):
 def test_inconsistent_arguments_are_refused_clearly(args, kwargs, match):
     with pytest.raises(ValueError, match=match):
         plot_projections(*args, **kwargs)
+
+
+def test_weighted_sum_draws_the_weighted_rows_and_their_sum():
+    import numpy as np
+    import torch
+
+    from transformer_lib.views.projections import plot_weighted_sum
+
+    torch.manual_seed(0)
+    T, d_v = len(SENTENCE), 32
+    weights, values = torch.rand(T).softmax(0), torch.randn(T, d_v)
+    fig = plot_weighted_sum(weights, values, SENTENCE, query=3)
+    bars, val, wval, _, total = fig.axes[:5]
+    np.testing.assert_allclose(val.images[0].get_array(), values.numpy(), rtol=1e-6)
+    weighted = weights[:, None] * values
+    np.testing.assert_allclose(wval.images[0].get_array(), weighted.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(
+        total.images[0].get_array()[0], (weights @ values).numpy(), rtol=1e-5, atol=1e-6
+    )
+    assert [t.get_text() for t in bars.get_yticklabels()] == SENTENCE
+    assert "Query 3 (▁the)" in fig.get_suptitle()
+    assert smallest_text_css_px(fig) >= 9
+    with pytest.raises(ValueError, match="T weights"):
+        plot_weighted_sum(weights[:-1], values, SENTENCE, query=0)
+    with pytest.raises(ValueError, match="query must be"):
+        plot_weighted_sum(weights, values, SENTENCE, query=T)

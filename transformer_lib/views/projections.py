@@ -1,4 +1,4 @@
-"""How one head's queries, keys and values are made from the token vectors (chapter 3).
+"""How one head's queries, keys and values are made, and how the values are used (chapter 3).
 
 The paper's Eq. (1) starts from ``Q``, ``K`` and ``V``; §3.2.2 makes them by multiplying
 the layer's input ``X`` (one row per token, ``T × d_model``) by three learned matrices
@@ -6,19 +6,23 @@ the layer's input ``X`` (one row per token, ``T × d_model``) by three learned m
 in the layout of a matrix multiplication: ``X`` on the left, each ``W`` above its result,
 so that row ``i`` of ``X`` meets a ``W`` in row ``i`` of ``Q``, ``K`` or ``V``: every
 token's query, key and value come from that token's vector alone.
+
+:func:`plot_weighted_sum` draws the other end of Eq. (1) for one query: each value row
+``v_j`` scaled by its weight ``w_j``, and the output row ``sum_j w_j v_j``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .style import OKABE_ITO, _label_text, _new_figure, _styled
+from .style import DIVERGING_CMAP, OKABE_ITO, _label_text, _new_figure, _styled, _to_numpy
 
-__all__ = ["plot_projections"]
+__all__ = ["plot_projections", "plot_weighted_sum"]
 
 _MAX_TOKENS = 16  # more rows than this cannot be labelled at a readable size
 _ROW_IN = 0.15  # inches per token row
@@ -179,4 +183,104 @@ def plot_projections(
         else f"One head's queries, keys and values from the same {T} token vectors",
         ha="center", va="top", fontsize=fontsize + 1,
     )  # fmt: skip
+    return fig
+
+
+@_styled
+def plot_weighted_sum(
+    weights: object,
+    values: object,
+    tokens: Sequence[str],
+    query: int,
+    title: str | None = None,
+) -> Figure:
+    """Draw one query's output as the weighted sum of the value rows (chapter 3, Eq. (1)).
+
+    Three panels share one row per key token: the query's weights ``w_j`` as bars, the
+    value rows ``v_j`` of ``V`` and the weighted rows ``w_j v_j``; under the last panel,
+    the output row ``sum_j w_j v_j``. The three matrices share one diverging colour scale,
+    so a row with a small weight fades to white and the output resembles the rows that
+    carry the weight.
+
+    Args:
+        weights: the query's ``T`` attention weights (one row of the weight matrix).
+        values: ``(T, d_v)``, the value rows.
+        tokens: the ``T`` key tokens (1 to 16).
+        query: the index of the query token (for the title).
+        title: the figure title (default: names the query).
+
+    Returns:
+        The figure; its axes are, in order, the weights, ``V``, the weighted rows, the
+        formula, the output row and the two colour bars.
+
+    Example:
+        >>> fig = plot_weighted_sum(w[1], V, tokens, query=1)  # doctest: +SKIP
+    """
+    w = _to_numpy(weights).astype(float).reshape(-1)
+    v = _to_numpy(values).astype(float)
+    labels = [_label_text(t) for t in (tokens.tolist() if hasattr(tokens, "tolist") else tokens)]
+    T = len(labels)
+    if v.ndim != 2 or v.shape[0] != T or w.shape[0] != T or not 1 <= T <= _MAX_TOKENS:
+        raise ValueError(
+            f"plot_weighted_sum: need T weights, a (T, d_v) value matrix and T tokens "
+            f"(1 <= T <= {_MAX_TOKENS}); got {w.shape[0]} weights, values of shape "
+            f"{v.shape} and {T} tokens."
+        )
+    if not 0 <= query < T:
+        raise ValueError(f"plot_weighted_sum: query must be 0 to {T - 1}, got {query!r}.")
+    weighted = w[:, None] * v
+    out = weighted.sum(axis=0, keepdims=True)
+    limit_v = float(np.abs(v).max()) or 1.0
+    limit_w = float(max(np.abs(weighted).max(), np.abs(out).max())) or 1.0
+    fig, axes = _new_figure(
+        (8.6, 0.25 * T + 2.3),
+        nrows=2,
+        ncols=3,
+        gridspec_kw={"height_ratios": [T, 1.5], "width_ratios": [0.8, 2, 2]},
+    )
+    bar, val, wval = axes[0]
+    note, spare, total = axes[1]
+    bar.barh(np.arange(T), w, color=OKABE_ITO[0], height=0.7)
+    bar.set_ylim(T - 0.5, -0.5)
+    bar.set_yticks(np.arange(T), labels)
+    bar.set_xlim(0, 1.0)
+    bar.set_xlabel("weight $w_j$")
+    bar.set_ylabel("key token $j$")
+    bar.set_title(f"query {query}'s weights")
+    bar.grid(axis="x", alpha=0.3)
+    images = []
+    for ax, data, name, limit in (
+        (val, v, "value rows $v_j$", limit_v),
+        (wval, weighted, "weighted rows $w_j\\, v_j$", limit_w),
+    ):
+        images.append(
+            ax.imshow(
+                data, cmap=DIVERGING_CMAP, vmin=-limit, vmax=limit, aspect="auto",
+                interpolation="nearest",
+            )
+        )  # fmt: skip
+        ax.set_title(name)
+        ax.set_yticks(np.arange(T), [])
+        ax.set_xticks([])
+        ax.set_xlabel(f"{v.shape[1]} components")
+    total.imshow(
+        out, cmap=DIVERGING_CMAP, vmin=-limit_w, vmax=limit_w, aspect="auto",
+        interpolation="nearest",
+    )  # fmt: skip
+    total.set_yticks([])
+    total.set_xticks([])
+    total.set_title("output: the column sums", fontsize=11)
+    note.axis("off")
+    spare.remove()
+    note.text(
+        0.0, 0.45, "output $= \\sum_j w_j\\, v_j$", ha="left", va="center", fontsize=12,
+        transform=note.transAxes,
+    )  # fmt: skip
+    fig.colorbar(images[0], ax=val, shrink=0.9)
+    fig.colorbar(images[1], ax=[wval, total], shrink=0.9, label="component value")
+    fig.suptitle(
+        title
+        if title is not None
+        else f"Query {query} ({labels[query]}): its output is its weights times the value rows"
+    )
     return fig

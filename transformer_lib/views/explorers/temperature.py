@@ -1,4 +1,4 @@
-"""Softmax temperature: dividing the scores by τ sharpens or flattens attention (ch. 3)."""
+"""Softmax temperature and the width d_k: why Eq. (1) divides the scores by √d_k (ch. 3)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,14 @@ from .frames import (
 __all__ = ["temperature_explorer"]
 
 
-_STATIC_TAUS = (1, 2, 4, 8, 16, 32, 64)
+#: The widths the slider offers (the static book has one frame per width).
+_STATIC_DKS = (4, 16, 64, 256, 1024)
+
+#: Every width takes the first d_k components of vectors this wide (wider: their own).
+_WIDEST = 1024
+
+#: The paper's head width (§3.2.2), marked on the slider.
+_PAPER_DK = 64
 
 
 def _labels(n: int) -> tuple[list[str], list[str]]:
@@ -28,12 +35,16 @@ def _labels(n: int) -> tuple[list[str], list[str]]:
     return [f"q{i}" for i in range(n)], [f"k{i}" for i in range(n)]
 
 
+def _dk_label(d_k: int) -> str:
+    return f"{d_k:,} (the paper's)" if d_k == _PAPER_DK else f"{d_k:,}"
+
+
 def _tau_note(tau: float, d_k: int) -> str:
     """What a temperature stands for: τ = 1 is the unscaled softmax, τ = √d_k the paper's."""
     if math.isclose(tau, 1.0):
         return " (unscaled)"
     if math.isclose(tau, math.sqrt(d_k)):
-        return " = √d_k, the paper's scaling"
+        return " = √d_k"
     return ""
 
 
@@ -43,119 +54,124 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 
 
 def _temperature_scores(n: int, d_k: int, seed: int) -> np.ndarray:
-    """Raw dot products ``q · k`` of random unit-Gaussian vectors: std ≈ √d_k."""
+    """Raw dot products ``q · k`` of random unit-Gaussian vectors: std ≈ √d_k.
+
+    Every width uses the first ``d_k`` components of the same vectors, so moving the
+    slider adds components to the queries and keys rather than drawing new ones.
+    """
     rng = np.random.default_rng(seed)
-    q = rng.standard_normal((n, d_k))
-    k = rng.standard_normal((n, d_k))
+    width = max(d_k, _WIDEST)
+    q = rng.standard_normal((n, width))[:, :d_k]
+    k = rng.standard_normal((n, width))[:, :d_k]
     return q @ k.T  # (n, n)
 
 
+def _peaks(n: int, d_k: int, tau: float, seed: int) -> tuple[float, float]:
+    """Mean largest weight of a row: unscaled, and divided by ``tau``."""
+    scores = _temperature_scores(n, d_k, seed)
+    raw, scaled = _softmax(scores), _softmax(scores / tau)
+    return float(raw.max(-1).mean()), float(scaled.max(-1).mean())
+
+
 def _temperature_figure(n: int, d_k: int, tau: float, seed: int):
+    """Two heatmaps of the same scores: softmax(q·k) on the left, softmax(q·k / τ) right."""
     from ..attention_maps import plot_attention
-    from ..style import OKABE_ITO
 
     queries, keys = _labels(n)
-    weights = _softmax(_temperature_scores(n, d_k, seed) / tau)
-    entropy = -(weights * np.log2(np.clip(weights, 1e-12, None))).sum(-1)
+    scores = _temperature_scores(n, d_k, seed)
     with book_style():
         fig = new_figure((8.6, 4.3), layout="constrained")  # 688 px at FRAME_DPI
-        ax0, ax1 = fig.subplots(1, 2, width_ratios=[1.55, 1])
-        plot_attention(
-            weights,
-            queries,
-            keys,
-            ax=ax0,
-            annotate=True,
-            title=f"softmax(q·k / τ) with τ = {tau:g}{_tau_note(tau, d_k)}",
-        )
-        ax1.barh(np.arange(n), entropy, color=OKABE_ITO[0], height=0.6)
-        uniform = math.log2(n)
-        ax1.axvline(uniform, color="#666666", linestyle="--", linewidth=1.2)
-        # No row's entropy exceeds the uniform one: the strip right of the line stays
-        # free for its label, whatever τ.
-        ax1.set_xlim(0, uniform * 1.2)
-        ax1.set_ylim(n - 0.5, -0.5)  # same row order as the heatmap
-        ax1.set_yticks(np.arange(n), queries)
-        ax1.text(
-            uniform * 1.1,
-            (n - 1) / 2,
-            f"uniform: {uniform:.2f} bits",
-            ha="center",
-            va="center",
-            rotation=90,
-            fontsize=10,
-            color="#444444",
-        )
-        ax1.set_xlabel("entropy of the row (bits)")
-        ax1.set_ylabel("query (attends from)")
-        ax1.set_title(f"Spread of each row: mean {entropy.mean():.2f} bits")
-        ax1.grid(axis="x", alpha=0.3)
+        ax0, ax1 = fig.subplots(1, 2, width_ratios=[1, 1.22])
+        for ax, t in ((ax0, 1.0), (ax1, tau)):
+            weights = _softmax(scores / t)
+            heading = "unscaled: softmax(q·k)"
+            if ax is ax1:
+                heading = f"softmax(q·k / τ), τ = {t:.3g}{_tau_note(t, d_k)}"
+            plot_attention(
+                weights,
+                queries,
+                keys,
+                ax=ax,
+                annotate=True,
+                colorbar=ax is ax1,
+                title=f"{heading}\nmean largest weight {weights.max(-1).mean():.2f}",
+            )
+            ax.title.set_fontsize(11)
         fig.suptitle(
-            f"{n} random queries and keys, d_k = {d_k}: raw scores q·k have std ≈ √d_k = "
-            f"{math.sqrt(d_k):.3g}"
+            f"The same {n} random queries and keys at d_k = {d_k:,}: raw scores q·k have "
+            f"std ≈ √d_k = {math.sqrt(d_k):.3g}",
+            fontsize=11,
         )
     return fig
 
 
 def temperature_explorer(
     n: int = 6,
-    d_k: int = 64,
+    d_k: int = _PAPER_DK,
     *,
     seed: int = 0,
     static: bool | None = None,
 ):
-    """Softmax temperature: how dividing the scores by τ sharpens or flattens attention.
+    """Softmax temperature and width: the unscaled softmax sharpens as ``d_k`` grows.
 
     Chapter 3. The scores are dot products of random ``d_k``-dimensional queries and keys
-    (std ≈ √d_k); the weights are ``softmax(scores / τ)``. τ = 1 is the unscaled softmax,
-    τ = √d_k the paper's scaling (§3.2.1); τ → 0 gives a one-hot arg-max, τ → ∞ a
-    uniform average. The right panel shows each row's entropy in bits. The vectors are
-    random, not words, so the rows and columns are named ``q0 …`` and ``k0 …``.
+    (std ≈ √d_k); every frame shows the softmax of the same scores twice: unscaled
+    (left) and divided by a temperature τ (right), by default the paper's τ = √d_k
+    (§3.2.1). As ``d_k`` grows the left map turns one-hot while the right one keeps its
+    spread. The vectors are random, not words, so the rows and columns are named ``q0 …``
+    and ``k0 …``; every width uses the first ``d_k`` components of the same vectors.
 
     Args:
         n: the number of queries and of keys.
-        d_k: key width; the static version uses it throughout.
+        d_k: the width selected first (default 64, the paper's).
         seed: seed of the random queries and keys.
         static: force the precomputed (True) or the live (False) version; default
             :func:`static_mode`.
 
     Returns:
-        The explorer (an ``ipywidgets.VBox``). Live: a τ slider and a ``d_k`` choice.
-        Static: a τ slider over 1, 2, 4, ..., 64 (seven frames).
+        The explorer (an ``ipywidgets.VBox``). Static: a ``d_k`` slider over 4, 16, ...,
+        1,024 (five frames), τ = √d_k. Live: the same ``d_k`` slider and a τ slider for
+        the right map, set back to √d_k when ``d_k`` changes.
     """
     widgets = load_ipywidgets()
-    n = int(n)
+    n, d_k = int(n), int(d_k)
     if n < 2:
         raise ValueError(f"temperature_explorer needs at least two queries and keys, got n={n}")
-    title = "Softmax temperature"
+    dks = sorted({*_STATIC_DKS, d_k})
+    title = "Softmax temperature and the width d_k"
+    dk = widgets.SelectionSlider(
+        options=[(_dk_label(d), d) for d in dks],
+        value=d_k,
+        description="d_k",
+        tooltip="width of the random queries and keys",
+        continuous_update=use_static(static),
+        layout=widgets.Layout(width="420px"),
+    )
     if use_static(static):
-        taus = list(_STATIC_TAUS)
-        default = min(range(len(taus)), key=lambda i: abs(taus[i] - math.sqrt(d_k)))
-        labels = [
-            f"{t:g} (√d_k)" if i == default else f"{t:g} (unscaled)" if t == 1 else f"{t:g}"
-            for i, t in enumerate(taus)
-        ]
-        tau = widgets.SelectionSlider(
-            options=labels,
-            index=default,
-            description="τ",
-            tooltip="temperature tau: the scores are divided by it before the softmax",
-            continuous_update=True,
-            layout=widgets.Layout(width="420px"),
-        )
-        frames = [figure_to_png(_temperature_figure(n, d_k, t, seed)) for t in taus]
+        frames = [figure_to_png(_temperature_figure(n, d, math.sqrt(d), seed)) for d in dks]
+
+        def describe(i: int) -> str:
+            raw, scaled = _peaks(n, dks[i], math.sqrt(dks[i]), seed)
+            return (
+                f"d_k = {dks[i]:,}: mean largest weight {raw:.2f} unscaled, "
+                f"{scaled:.2f} divided by √d_k"
+            )
+
         return static_explorer(
             title,
-            "Move the slider: divide the scores of random queries and keys by τ before the "
-            "softmax (τ = 1: unscaled).",
-            [tau],
-            {"tau": tau},
-            [tau],
+            "Move the slider to widen the random queries and keys. Left: the unscaled "
+            "softmax, which turns one-hot as d_k grows. Right: the same scores divided by "
+            "√d_k, whose spread stays put.",
+            [dk],
+            {"d_k": dk},
+            [dk],
             frames,
-            alt=f"Left: heatmap of softmax weights for {n} random queries q0 to q{n - 1} (rows) "
-            f"and {n} random keys k0 to k{n - 1} (columns) at the chosen temperature. Right: bars "
-            "of each row's entropy in bits, with the uniform distribution's entropy as a "
-            "dashed line.",
+            alt=f"Two heatmaps of softmax weights for the same {n} random queries q0 to "
+            f"q{n - 1} (rows) and {n} random keys k0 to k{n - 1} (columns), every cell "
+            "labelled with its weight: on the left the unscaled softmax of the dot "
+            "products, on the right the softmax of the dot products divided by the square "
+            "root of d_k. Each title gives the rows' mean largest weight.",
+            describe=describe,
         )
     tau = widgets.FloatLogSlider(
         value=math.sqrt(d_k),
@@ -164,19 +180,16 @@ def temperature_explorer(
         max=8,
         step=0.25,
         description="τ",
-        tooltip="temperature tau: the scores are divided by it before the softmax",
+        tooltip="temperature tau of the right map: its scores are divided by it",
         continuous_update=False,
         readout_format=".3g",
         layout=widgets.Layout(width="420px"),
     )
-    dk = widgets.Dropdown(
-        options=sorted({4, 16, 64, 256, int(d_k)}),
-        value=int(d_k),
-        description="d_k",
-        tooltip="width of the queries and keys",
-        layout=widgets.Layout(width="160px"),
-    )
 
+    def reset_tau(change) -> None:
+        tau.value = math.sqrt(change["new"])  # the paper's choice follows the width
+
+    dk.observe(reset_tau, names="value")
     memo = LayoutMemo()
 
     def draw() -> tuple[bytes, str]:
@@ -185,9 +198,10 @@ def temperature_explorer(
 
     return live_explorer(
         title,
-        "Divide the scores of random queries and keys by τ before the softmax (τ = 1: "
-        "unscaled); change d_k to see why the paper picks √d_k.",
-        [widgets.HBox([tau, dk])],
+        "Widen the random queries and keys with d_k: the unscaled softmax (left) turns "
+        "one-hot, the one divided by τ = √d_k (right) keeps its spread. Move τ to sharpen "
+        "(small τ) or flatten (large τ) the right map.",
+        [widgets.VBox([dk, tau])],
         {"tau": tau, "d_k": dk},
         draw,
         [tau, dk],
