@@ -239,7 +239,9 @@ def plot_scoreboard(
     """Final training loss and greedy validation BLEU of every run, sorted by BLEU.
 
     The healthy model's values are drawn as dashed lines across each panel, so every bar
-    reads against them; its own row is marked in its label, not by colour alone.
+    reads against them; its own row is marked in its label, not by colour alone. Each bar
+    carries its value at its end (loss to two decimals, BLEU to one, as the text quotes
+    them).
     """
     names = [n for n in (names or runs) if n in runs]
     names.sort(key=lambda n: runs[n]["bleu"])
@@ -251,8 +253,14 @@ def plot_scoreboard(
     colour = [("black" if n == baseline else OKABE_ITO[0]) for n in names]
     a.barh(y, loss, color=colour)
     b.barh(y, bleu, color=[("black" if n == baseline else OKABE_ITO[2]) for n in names])
-    for ax, values, what in ((a, loss, "final training loss"), (b, bleu, "validation BLEU")):
+    panels = ((a, loss, "final training loss", "{:.2f}"), (b, bleu, "validation BLEU", "{:.1f}"))
+    for ax, values, what, fmt in panels:
         ax.axvline(values[names.index(baseline)], color="black", ls="--", lw=1)
+        for text in ax.bar_label(
+            ax.containers[0], labels=[fmt.format(v) for v in values], padding=2, fontsize=9
+        ):  # on white, so that a dashed line behind does not cross the digits
+            text.set_bbox({"facecolor": "white", "edgecolor": "none", "pad": 0.4})
+        ax.set_xlim(0, max(values) * 1.16)  # room for the longest bar's value
         ax.set_xlabel(what)
         ax.grid(axis="x", alpha=0.3)
     a.set_yticks(y, labels)
