@@ -190,10 +190,11 @@ def plot_position_similarity(
 
     Left: the ``(L, L)`` similarity matrix; rows and columns are positions.
     Non-negative similarities (as for sinusoids) use the sequential colour map,
-    signed ones a diverging map centred at 0. Right (``show_distance=True``):
-    the row of a reference position ``p`` against the offset ``k = q - p``. For
-    sinusoids it depends only on ``k``, is symmetric, and shrinks as ``|k|``
-    grows.
+    signed ones a diverging map centred at 0 (blue below 0, red above, readable with
+    red-green colour blindness); the colour bar's ticks give the values and their sign.
+    Right (``show_distance=True``): the row of a reference position ``p`` against the
+    offset ``k = q - p``. For sinusoids it depends only on ``k``, is symmetric, and
+    shrinks as ``|k|`` grows.
 
     Args:
         pe: ``(L, D)`` table.
@@ -213,6 +214,7 @@ def plot_position_similarity(
     if show_distance:
         # 9 inches wide: at the book's page width every label stays >= 9 CSS pixels.
         fig, (ax, ax_line) = _new_figure((9.0, 4.2), 1, 2, width_ratios=[1, 1.1])
+        fig.get_layout_engine().set(wspace=0.06)  # the colour bar's label apart from the panel
     else:
         fig, ax = _figure_and_axes(ax, (6.0, 5.0))
     sequential = cmap is None and np.nanmin(sim) >= 0
@@ -226,7 +228,8 @@ def plot_position_similarity(
     ax.set_xlabel("position q")
     ax.set_ylabel("position p")
     _integer_ticks(ax)
-    fig.colorbar(im, ax=ax, label="dot product", shrink=0.9)
+    # "colour": apart from the right panel's y label, which names the same quantity
+    fig.colorbar(im, ax=ax, label="colour: dot product PE(p) · PE(q)", shrink=0.9)
     if show_distance:
         ax.set_title("PE(p) · PE(q) for all pairs")
         offsets = np.arange(length) - p
