@@ -63,12 +63,12 @@ def test_self_attention_grows_by_one_column_and_cross_attention_is_computed_once
     assert lengths == [1, 2, 3, 4] and computed == [True, False, False, False]
     fig = plot_kv_cache(DEC, SRC, lengths, computed, heads=2, d_k=8)
     cells = _cells(fig)
-    for step in range(1, 5):
+    for step in range(4):  # numbered from 0, as everywhere in the book
         assert cells.get(("self-new", step)) == 1  # one new column per step
-        assert cells.get(("self-stored", step), 0) == step - 1  # the earlier ones kept
-        cross = "cross-new" if step == 1 else "cross-stored"
+        assert cells.get(("self-stored", step), 0) == step  # the earlier ones kept
+        cross = "cross-new" if step == 0 else "cross-stored"
         assert cells.get((cross, step)) == len(SRC)
-    assert ("cross-new", 2) not in cells
+    assert ("cross-new", 1) not in cells
     texts = {t.get_text() for t in fig.findobj(matplotlib.text.Text)}
     assert "▁Wo" in texts and "_Wo" not in texts  # the SentencePiece marker as drawn
     assert any("(B, 2, t, 8)" in t for t in texts)
@@ -79,10 +79,10 @@ def test_self_attention_grows_by_one_column_and_cross_attention_is_computed_once
 def test_a_prefill_step_appends_several_columns():
     fig = plot_kv_cache(DEC, SRC, [3, 4], [True, False])
     cells = _cells(fig)
-    assert cells["self-new", 1] == 3 and cells["self-new", 2] == 1
-    assert cells["self-stored", 2] == 3
+    assert cells["self-new", 0] == 3 and cells["self-new", 1] == 1
+    assert cells["self-stored", 1] == 3
     rows = [t.get_text() for t in fig.axes[0].get_yticklabels()]
-    assert rows == ["step 1\nreads <bos> … ▁ist", "step 2\nreads ▁die"]
+    assert rows == ["step 0\nreads <bos> … ▁ist", "step 1\nreads ▁die"]
 
 
 def test_readable_at_page_width_and_under_one_screen():

@@ -36,8 +36,9 @@ def plot_beam_search(
             ``(tokens, score)`` pairs, where ``tokens`` is the whole prefix generated so
             far (without the start token) and ``score`` its cumulative log-probability.
             For the library's search (``beam_steps``) entry ``t`` holds the live
-            hypotheses in the beam after step ``t + 1`` and those set aside as finished
-            at that step; a finished hypothesis may be listed again later. For example::
+            hypotheses in the beam after step ``t`` (steps numbered from 0, as the
+            x-axis is) and those set aside as finished at that step; a finished
+            hypothesis may be listed again later. For example::
 
                 [[(["▁Tom"], -0.1), (["▁He"], -2.3)],
                  [(["▁Tom", "▁is"], -0.4), (["▁He", "▁is"], -2.9)],
@@ -150,11 +151,12 @@ def plot_beam_search(
     ax.set_xlim(-0.6, depth + 0.6)
     ax.set_ylim(-(n_rows - 1) - 0.7, 0.7)
     ax.set_xticks(range(depth + 1))
-    ax.set_xticklabels(["start"] + [str(t) for t in range(1, depth + 1)], fontsize=11)
+    # Column t + 1 holds the prefixes after decoding step t (steps numbered from 0).
+    ax.set_xticklabels(["start"] + [str(t) for t in range(depth)], fontsize=11)
     ax.set_yticks([])
     for side in ("left", "right", "top"):
         ax.spines[side].set_visible(False)
-    ax.set_xlabel("decoding step (tokens generated)")
+    ax.set_xlabel("decoding step (from 0; each adds one token)")
     # Not a scale: rows only separate the hypotheses (siblings best first).
     ax.set_ylabel("hypotheses (no vertical scale)")
     beam = max(sum(str(t[-1]) != eos_token for t, _ in h) for h in steps)  # live ones

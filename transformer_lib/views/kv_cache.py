@@ -36,11 +36,12 @@ def plot_kv_cache(
 ) -> Figure:
     """Draw the key/value cache of one decoder layer, step by step (chapter 10, §3.2.3).
 
-    One row per decoding step. On the left, decoder self-attention: one column per target
-    position whose key and value the cache holds after the step, the columns appended at
-    that step highlighted. On the right, encoder-decoder attention: one column per source
-    position, marked as projected from the encoder output at the steps where the layer
-    computed them and as reused at the others. Draw it from a real cache (record
+    One row per decoding step (numbered from 0, as everywhere in the book). On the left,
+    decoder self-attention: one column per target position whose key and value the cache
+    holds after the step, the columns appended at that step highlighted. On the right,
+    encoder-decoder attention: one column per source position, marked as projected from
+    the encoder output at the steps where the layer computed them and as reused at the
+    others. Draw it from a real cache (record
     ``cache.layers[i]["self"]["k"].size(2)`` and whether ``cache.layers[i]["cross"]["k"]``
     is a new tensor after every step) and the figure shows what the model did.
 
@@ -119,7 +120,7 @@ def plot_kv_cache(
         y = -(i + 1) * row
         for j in range(n):
             kind = "self-new" if j >= previous else "self-stored"
-            column(j, y, kind, f"{kind}:{i + 1}:{j}")
+            column(j, y, kind, f"{kind}:{i}:{j}")
             ax.text(
                 j + 0.5,
                 y - 0.08,
@@ -130,7 +131,7 @@ def plot_kv_cache(
             )
         kind = "cross-new" if computed else "cross-stored"
         for j, token in enumerate(source_tokens):
-            column(x_cross + j, y, kind, f"{kind}:{i + 1}:{j}")
+            column(x_cross + j, y, kind, f"{kind}:{i}:{j}")
             ax.text(
                 x_cross + j + 0.5,
                 y - 0.08,
@@ -169,7 +170,7 @@ def plot_kv_cache(
         read = _label_text(decoder_tokens[n - 1])
         if n - first > 1:
             read = f"{_label_text(decoder_tokens[first])} … {read}"
-        reads.append(f"step {i + 1}\nreads {read}")
+        reads.append(f"step {i}\nreads {read}")
     ax.set_yticklabels(reads, fontsize=fontsize)
     ax.tick_params(axis="y", length=0)
     ax.set_xticks([])
