@@ -38,6 +38,7 @@ from .frames import (
 )
 
 __all__ = [
+    "EXPLORER_ROWS",
     "MAX_ROWS",
     "SNAPSHOTS_FILE",
     "check_snapshots",
@@ -53,6 +54,10 @@ SNAPSHOTS_FILE = "attention_snapshots.json"
 #: until the length limit (dozens of rows of the same thing); the title says when rows
 #: were left out.
 MAX_ROWS = 12
+
+#: At most this many decoder steps (rows) in the explorer's map: the trained model's
+#: outputs of the three sentences take 6 to 9, so the rows stay about square.
+EXPLORER_ROWS = 9
 
 #: At most this many frames in the static explorer (steps are thinned evenly beyond it).
 MAX_FRAMES = 36
@@ -297,8 +302,11 @@ def _grid_figure(chosen, steps, layer, n_layers, n_heads, ncols, max_rows, title
 
 # --------------------------------------------------------------------------- explorer
 class _FrameGeometry:
-    """A fixed layout for every frame: the map's top-left corner and its cell size stay
-    put while the slider moves; only the number of rows changes."""
+    """A fixed layout for every frame: the map's corners stay put while the slider moves.
+
+    The map always fills the same rectangle, ``rows`` cells high: a frame with fewer
+    decoding steps gets taller rows instead of blank space under the map.
+    """
 
     def __init__(self, records: list[dict[str, Any]], layer: int, max_rows: int):
         panels = [_panel(s, layer, max_rows) for r in records for s in r["sentences"]]
@@ -309,15 +317,15 @@ class _FrameGeometry:
         x_labels_in = _text_width_pt(sources, _TICK_PT) / 72 * math.sin(math.pi / 4) + 0.15
         self.left = y_labels_in + 0.75  # tick labels, the axis title, margins
         self.top = 1.1  # three or four lines of titles
-        self.bottom = x_labels_in + 0.75
+        self.bottom = x_labels_in + 0.6
         right = 1.35  # colour bar, its ticks and label
         block = self.left + self.cols * _CELL + right
         self.width = max(block, 7.6)  # room for the title line with the translation
         self.shift = (self.width - block) / 2  # centre the map and its colour bar
         self.height = self.top + self.rows * _CELL + self.bottom
 
-    def axes(self, fig, rows: int, cols: int):
-        w, h = cols * _CELL, rows * _CELL
+    def axes(self, fig, cols: int):
+        w, h = cols * _CELL, self.rows * _CELL
         x0 = self.shift + self.left
         y0 = self.height - self.top - h
         ax = fig.add_axes((x0 / self.width, y0 / self.height, w / self.width, h / self.height))
@@ -347,9 +355,9 @@ def _frame_figure(
     mat, labels, total = _panel(s, layer, max_rows)
     with book_style():
         fig = new_figure((geometry.width, geometry.height))
-        ax, cax = geometry.axes(fig, len(labels), mat.shape[1])
+        ax, cax = geometry.axes(fig, mat.shape[1])
         im, _, _ = _draw_panel(ax, s, layer, max_rows, "")
-        ax.set_ylabel(_Y_LABEL, loc="top")  # from the map's top down: short maps stay clear
+        ax.set_aspect("auto")  # the rows share the map's fixed height
         fig.colorbar(im, cax=cax, label="attention weight")
         kind = (
             f"cross-attention, decoder layer {_layer_name(layer, n_layers)}, "
@@ -389,7 +397,7 @@ def training_snapshots_explorer(
     snapshots: Any = None,
     *,
     layer: int = -1,
-    max_rows: int = MAX_ROWS,
+    max_rows: int = EXPLORER_ROWS,
     static: bool | None = None,
 ):
     """Slide through training and watch a translation and its cross-attention form.
