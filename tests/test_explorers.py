@@ -308,10 +308,13 @@ def test_mask_batch_has_the_tokenizers_tokens():
     tok = Tokenizer.load()
     batch = masks.mask_batch()
     assert len(batch) == len(masks.MASK_SENTENCES) and len({len(r) for r in batch}) == 1
+    width = len(batch[0])
     for row, sentence in zip(batch, masks.MASK_SENTENCES):
-        real = [t for t in row if t != "<pad>"]
-        assert real == ["<bos>", *tok.tokens(sentence)]  # "▁Ich", not "Ich"
+        # the decoder input tgt[:, :-1] of collate's batch: "▁Ich", not "Ich"
+        full = ["<bos>", *tok.tokens(sentence), "<eos>"]
+        assert row == (full + ["<pad>"] * width)[:width]
     assert any(t == "<pad>" for row in batch for t in row)
+    assert any(t == "<eos>" for row in batch for t in row)  # a shorter target keeps it
 
 
 def test_mask_frame_text_is_readable_and_not_covered():

@@ -15,27 +15,38 @@ from .frames import (
     use_static,
 )
 
-__all__ = ["MASK_SENTENCES", "mask_batch", "mask_explorer"]
+__all__ = ["MASK_PAIRS", "MASK_SENTENCES", "mask_batch", "mask_explorer"]
 
 
-#: German decoder inputs of the precomputed version: three lengths, so that the batch has
-#: padding to mask.
-MASK_SENTENCES = ("Ich bin müde.", "Wo ist der Hund?", "Hallo!")
+#: Sentence pairs of the precomputed version, those of chapter 6: three lengths, so that
+#: the batch has padding to mask.
+MASK_PAIRS = (
+    ("Tom is reading a book.", "Tom liest ein Buch."),
+    ("Thank you.", "Danke."),
+    ("I am tired.", "Ich bin müde."),
+)
+#: Their German sides, whose decoder inputs the explorer shows.
+MASK_SENTENCES = tuple(german for _, german in MASK_PAIRS)
 
 
-def mask_batch(sentences: Sequence[str] = MASK_SENTENCES, tokenizer=None) -> list[list[str]]:
-    """The decoder inputs ``<bos> tokens...`` of ``sentences``, padded to one length.
+def mask_batch(pairs: Sequence[tuple[str, str]] = MASK_PAIRS, tokenizer=None) -> list[list[str]]:
+    """The decoder inputs of ``pairs`` as training builds them, as token strings.
 
-    The tokens are those of the book's tokenizer (default: the shipped one, as in every
-    other figure), ``▁`` marking the start of a word.
+    :class:`~transformer_lib.pipeline.batching.TranslationDataset` wraps each target as
+    ``<bos> ... <eos>``, :func:`~transformer_lib.pipeline.batching.collate` pads the batch
+    on the right, and the decoder input is ``tgt[:, :-1]``: the shorter sentences keep
+    their ``<eos>`` before the ``<pad>`` tokens. The tokens are those of the book's
+    tokenizer (default: the shipped one), ``▁`` marking the start of a word.
     """
+    from ...pipeline.batching import TranslationDataset, collate
+
     if tokenizer is None:
         from ...pipeline.tokenizer import Tokenizer
 
         tokenizer = Tokenizer.load()
-    rows = [["<bos>", *tokenizer.tokens(s)] for s in sentences]
-    length = max(len(r) for r in rows)
-    return [r + ["<pad>"] * (length - len(r)) for r in rows]
+    dataset = TranslationDataset(list(pairs), tokenizer)
+    _, tgt = collate([dataset[i] for i in range(len(dataset))], pad_id=tokenizer.pad_id)
+    return [[tokenizer.id_to_token(i) for i in row.tolist()] for row in tgt[:, :-1]]
 
 
 def _mask_figure(batch: Sequence[Sequence[str]], padding: bool, causal: bool, row: int):
@@ -100,7 +111,8 @@ def mask_explorer(batch: Sequence[Sequence[str]] | None = None, *, static: bool 
 
     Args:
         batch: token sequences of equal length, padded with ``"<pad>"``; default
-            :func:`mask_batch`, the shipped tokenizer's tokens of :data:`MASK_SENTENCES`.
+            :func:`mask_batch`, the decoder inputs of :data:`MASK_PAIRS` as ``collate``
+            pads them.
         static: force the precomputed (True) or the live (False) version.
 
     Returns:
