@@ -28,6 +28,7 @@ def plot_beam_search(
     eos_token: str = "<eos>",
     root_label: str = "<bos>",
     fontsize: float = 11.0,
+    legend_columns: int = 2,
 ) -> Figure:
     """Draw the tree of hypotheses a beam search explored (chapter 10).
 
@@ -49,6 +50,7 @@ def plot_beam_search(
         root_label: label of the start node.
         fontsize: size of the node labels (points). The figure is about 0.95 inches
             per step wide, so that at page width its smallest text stays readable.
+        legend_columns: columns of the legend under the tree (1 for a narrow figure).
 
     Nodes show the token and the cumulative log-probability. The vertical position
     carries no value: every leaf gets its own row and siblings are ordered by
@@ -175,6 +177,10 @@ def plot_beam_search(
     ]
     # The legend goes under the tree: the figure stays narrow and is shown near full size.
     fig.legend(
-        handles=handles, loc="outside lower center", ncol=2, fontsize=fontsize, frameon=False
+        handles=handles,
+        loc="outside lower center",
+        ncol=legend_columns,
+        fontsize=fontsize,
+        frameon=False,
     )
     return fig

@@ -124,7 +124,21 @@ def beam_steps(translator, english: str, beam_size: int = 4, alpha: float = 0.6)
     return steps, finished
 
 
-def _beam_figure(translator, english: str, beam_size: int, alpha: float):
+def _frame_width(depth: int) -> float:
+    """Inches for a tree ``depth`` tokens deep: 0.62 per column (the start and one per
+    step), so that a tree of about seven steps stays narrow enough for a phone's column
+    at the smallest readable text; never wider than the page column's 8.4."""
+    return min(8.4, max(5.0, 0.62 * (depth + 1) + 0.6))
+
+
+def _tree_depth(translator, english: str, beam_size: int, alpha: float) -> int:
+    steps, _ = beam_steps(translator, english, beam_size, alpha)
+    return max(len(tokens) for hyps in steps for tokens, _ in hyps)
+
+
+def _beam_figure(
+    translator, english: str, beam_size: int, alpha: float, width: float | None = None
+):
     from ..beam_search import plot_beam_search
 
     steps, finished = beam_steps(translator, english, beam_size, alpha)
@@ -132,8 +146,11 @@ def _beam_figure(translator, english: str, beam_size: int, alpha: float):
     prefixes = {tuple(tokens) for hyps in steps for tokens, _ in hyps}
     leaves = sum(not any(q[: len(p)] == p and q != p for q in prefixes) for p in prefixes)
     tree_height = max(4.6, 0.52 * leaves + 1.2)  # inches: room for every leaf's label
+    if width is None:
+        width = _frame_width(max(len(p) for p in prefixes))
+    narrow = width < 7.0  # the legend's two columns need about 6.5 inches
     with book_style():
-        fig = new_figure((8.4, tree_height + 2.0), layout="constrained")
+        fig = new_figure((width, tree_height + (2.6 if narrow else 2.0)), layout="constrained")
         ax, text_ax = fig.subplots(2, 1, height_ratios=[tree_height, 1.4])
         plot_beam_search(
             steps,
@@ -141,12 +158,15 @@ def _beam_figure(translator, english: str, beam_size: int, alpha: float):
             title=f"k = {beam_size}, α = {alpha:g}: “{english}”",
             ax=ax,
             fontsize=10,
+            legend_columns=1 if narrow else 2,
         )
+        if narrow:
+            ax.set_ylabel("")  # the rows carry no scale; the legend says what they are
         text_ax.axis("off")
         text_ax.text(
             0.0,
             1.0,
-            "Finished hypotheses (best first, up to 4):   log P   /   score = log P / lp",
+            "Finished (best first, up to 4): log P / score = log P / lp",
             fontsize=10,
             fontweight="bold",
             va="top",
@@ -157,7 +177,7 @@ def _beam_figure(translator, english: str, beam_size: int, alpha: float):
             text_ax.text(
                 0.0,
                 0.78 - 0.2 * i,
-                f"{mark}{text}   {log_p:.2f} / {score:.2f}  ({len(tokens)} tokens)",
+                f"{mark}{text}  {log_p:.2f} / {score:.2f}  ({len(tokens)} tokens)",
                 fontsize=10,
                 va="top",
                 transform=text_ax.transAxes,
@@ -204,8 +224,16 @@ def beam_explorer(translator, english: str, *, static: bool | None = None):
     # One row per control, so that a narrow page cannot push the buttons under the slider.
     control_rows = [beam, alpha]
     if use_static(static):
+        # One width for every frame (the deepest tree's), so the page does not jump.
+        depth = max(
+            _tree_depth(translator, english, k, a) for k in BEAM_SIZES for a in LENGTH_PENALTIES
+        )
+        width = _frame_width(depth)
         frames = [
-            [figure_to_png(_beam_figure(translator, english, k, a)) for a in LENGTH_PENALTIES]
+            [
+                figure_to_png(_beam_figure(translator, english, k, a, width))
+                for a in LENGTH_PENALTIES
+            ]
             for k in BEAM_SIZES
         ]
         return static_explorer(
