@@ -435,6 +435,34 @@ def test_position_similarity_depends_on_offset_only():
         plot_position_similarity(_pe(20, 32), reference=25)
 
 
+def test_signed_similarity_is_diverging_and_colour_blind_safe():
+    """Fig 5.5 (a fresh learned table): signed dot products get a diverging map centred
+    at 0 and a labelled colour bar. Under normal vision and simulated deuteranopia /
+    protanopia (Machado et al. 2009, full) the two signs stay on opposite sides of the
+    blue-yellow axis, which red-green colour blindness keeps, and 0 is the lightest."""
+    from matplotlib.colors import to_rgb
+
+    pe = np.random.default_rng(0).normal(0.0, 0.02, (64, 128))  # as nn.init.normal_
+    fig = plot_position_similarity(pe, reference=32)
+    (ax,) = [a for a in _heatmap_axes(fig) if a.get_title().startswith("PE(p)")]
+    image = ax.images[0]
+    low, high = image.get_clim()
+    assert low == -high < 0  # centred at 0
+    assert "dot product" in image.colorbar.ax.get_ylabel()
+    points = np.linspace(0.0, 1.0, 11)  # blue end, ..., centre (0.5), ..., red end
+    linear = np.array([to_rgb(image.get_cmap()(x)) for x in points]) ** 2.2
+    simulations = [
+        np.eye(3),
+        np.array([[0.367, 0.861, -0.228], [0.280, 0.673, 0.047], [-0.012, 0.043, 0.969]]),
+        np.array([[0.152, 1.053, -0.205], [0.115, 0.786, 0.099], [-0.004, -0.048, 1.052]]),
+    ]
+    for matrix in simulations:
+        seen = np.clip(linear @ matrix.T, 0, 1) ** (1 / 2.2)  # (11, 3)
+        blue_yellow = seen[:, 2] - seen[:, :2].mean(axis=1)
+        assert (blue_yellow[:5] > 0.03).all() and (blue_yellow[6:] < -0.03).all()
+        assert seen.mean(axis=1).argmax() == 5  # the centre, 0, is the lightest
+
+
 # --- training ---------------------------------------------------------------------------------
 def test_lr_schedule_call_forms():
     steps = np.arange(1, 51)
