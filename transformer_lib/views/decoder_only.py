@@ -350,7 +350,7 @@ def plot_decoder_only_diagram(
 
     Args:
         encoder_decoder_config: the translator's configuration (``n_encoder_layers``,
-            ``n_decoder_layers``).
+            ``n_decoder_layers``, ``share_embeddings``: a tied output layer).
         decoder_only_config: the decoder-only configuration (``n_decoder_layers``).
 
     Example:
@@ -466,9 +466,9 @@ def plot_decoder_only_diagram(
         frame(xc, w, bottom, h, name, dropped=len(dropped) == len(boxes))
         return bottom + h, [y0 + k * (box_h + gap) for k in range(len(boxes))]
 
-    def output(xc, w, y, text):
+    def output(xc, w, y, text, tied):
         arrow(xc, y, y + 0.28)
-        box(xc, y + 0.5, w, "linear (tied weights)", "linear", h=0.42)
+        box(xc, y + 0.5, w, "linear (tied weights)" if tied else "linear", "linear", h=0.42)
         arrow(xc, y + 0.71, y + 0.93)
         ax.text(xc, y + 1.12, text, ha="center", va="center", fontsize=fs)
 
@@ -504,7 +504,7 @@ def plot_decoder_only_diagram(
         f"decoder layer ×{ed.n_decoder_layers}",
         dropped=(1,),
     )
-    output(xd, wd, top_d, "next German token")
+    output(xd, wd, top_d, "next German token", getattr(ed, "share_embeddings", True))
     # memory: from the top of the encoder into every cross-attention, as keys and values
     x_bus = (xe + we / 2 + xd - wd / 2) / 2
     y_mem = top_e + 0.25
@@ -576,7 +576,13 @@ def plot_decoder_only_diagram(
         fontsize=fs_small,
         color="#333333",
     )
-    output(xo, wo, top_o + 0.55, "next token at every position\n(the loss counts German, <eos>)")
+    output(
+        xo,
+        wo,
+        top_o + 0.55,
+        "next token at every position\n(the loss counts German, <eos>)",
+        getattr(do, "share_embeddings", True),
+    )
 
     # A causal mask beside the block: rows are queries, columns keys; 3 English, <sep>, 2 German.
     labels = ["E", "E", "E", "s", "G", "G"]
