@@ -109,7 +109,7 @@ def temperature_explorer(
     n: int = 6,
     d_k: int = _PAPER_DK,
     *,
-    seed: int = 0,
+    seed: int = 1,
     static: bool | None = None,
 ):
     """Softmax temperature and width: the unscaled softmax sharpens as ``d_k`` grows.
@@ -124,7 +124,10 @@ def temperature_explorer(
     Args:
         n: the number of queries and of keys.
         d_k: the width selected first (default 64, the paper's).
-        seed: seed of the random queries and keys.
+        seed: seed of the random queries and keys. With the default, the unscaled
+            map's mean largest weight rises at every step of the slider, as its average
+            over many draws does (chapter 3's saturation figure); other seeds can dip
+            once, six rows being a small sample.
         static: force the precomputed (True) or the live (False) version; default
             :func:`static_mode`.
 
