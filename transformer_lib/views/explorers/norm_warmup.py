@@ -190,7 +190,8 @@ def _curves_figure(runs: dict[str, Any], lr: float, warmup: int):
             chosen = [runs["runs"][run_key(norm_first, warmup, lr, s)] for s in seeds]
             style = RUN_STYLES[(norm_first, warmup > 0)]
             for n, run in enumerate(chosen):
-                steps = [window * (i + 1) for i in range(len(run["loss"]))]
+                # steps done, counted from 0: each block of steps drawn at its middle
+                steps = [window * i + (window - 1) / 2 for i in range(len(run["loss"]))]
                 ax.plot(
                     steps,
                     run["loss"],
@@ -205,7 +206,7 @@ def _curves_figure(runs: dict[str, Any], lr: float, warmup: int):
             ax.axhline(math.log(VOCAB), color="#555555", linestyle=":", linewidth=1.2)
             solved = sum(is_solved(run) for run in chosen)
             ax.set_title(f"{_NAMES[norm_first]}: {solved} of {len(chosen)} seeds solve it")
-            ax.set_xlabel("training step")
+            ax.set_xlabel("optimizer steps done (from 0)")
             ax.set_ylim(-0.1, 3.6)
             ax.grid(alpha=0.3)
         axes[0].set_ylabel("loss (nats per symbol)")
