@@ -27,7 +27,8 @@ licence beside it. This one file knows that layout and is used in two ways.
    * fixes names and roles that the theme and the bibliography get wrong for screen
      readers (hidden-cell toggles, bibliography entries), and lets a figure shrink to a
      narrow column only as far as its smallest text stays readable (its box scrolls
-     beyond that);
+     beyond that), and shows a phone version of a wide figure (its panels in one column)
+     on phones where the figure has one;
    * adds ``FontAwesomeConfig`` to every page, so the theme's FontAwesome nests its SVG
      inside ``<i>`` icons instead of replacing them (which otherwise breaks
      ``widgets.Play``);
@@ -446,6 +447,11 @@ def _readable_image(app, tag: str) -> str:
 
     The text size comes from the PNG itself (``transformer_lib.views.text_size``); an
     image with a size of its own (``style``/``width``) or without a record is left alone.
+    A figure that carries a phone version (``transformer_lib.views.phone_layout``: its
+    panels stacked in one column) becomes a ``<picture>`` that shows that version on
+    screens up to :data:`PHONE_MEDIA_PX` wide; the phone PNG is written beside the
+    desktop one (``<name>-phone.png``), and :func:`_strip_phone_versions` takes it out of
+    the desktop PNG once the build has copied the images.
     """
     src = re.search(r'\ssrc="([^"]+\.png)"', tag)
     if not src or re.search(r"\s(style|width)=", tag):
@@ -454,15 +460,56 @@ def _readable_image(app, tag: str) -> str:
     if sources is None or len(sources) != len(app.builder.images):
         sources = {dest: source for source, dest in app.builder.images.items()}
         app.builder._readable_sources = sources
-    source = sources.get(src.group(1).rsplit("/", 1)[-1])
+    name = src.group(1).rsplit("/", 1)[-1]
+    source = sources.get(name)
     if source is None:
         return tag
     from transformer_lib.views.explorers.frames import readable_width
+    from transformer_lib.views.phone_layout import phone_png
 
-    width = readable_width(Path(app.srcdir, source).read_bytes())
+    png = Path(app.srcdir, source).read_bytes()
+    width = readable_width(png)
     if width is None:
         return tag
-    return tag.replace("<img ", f'<img style="max-width: max(100%, {width}px)" ', 1)
+    style = f"max-width: max(100%, {width}px)"
+    phone = phone_png(png)
+    if phone is None:
+        return tag.replace("<img ", f'<img style="{style}" ', 1)
+    # book.css: on a phone the image may shrink to the phone version's readable width.
+    style += f"; --phone-readable: {readable_width(phone) or 0}px"
+    tag = tag.replace("<img ", f'<img style="{style}" ', 1)
+    phone_name = name[: -len(".png")] + PHONE_SUFFIX
+    images = Path(app.builder.outdir, app.builder.imagedir)
+    images.mkdir(parents=True, exist_ok=True)
+    (images / phone_name).write_bytes(phone)
+    phone_url = src.group(1)[: -len(name)] + phone_name
+    return (
+        f'<picture class="phone-figure"><source media="(max-width: {PHONE_MEDIA_PX}px)" '
+        f'srcset="{phone_url}">{tag}</picture>'
+    )
+
+
+# A figure's phone version: the name it is written under, beside the desktop image, and
+# the widest screen (CSS px) that shows it (as book.css's rule for it).
+PHONE_SUFFIX = "-phone.png"
+PHONE_MEDIA_PX = 600
+
+
+def _strip_phone_versions(app, exception) -> None:
+    """Take the phone versions out of the desktop PNGs copied into the book: each is a
+    file of its own (``<name>-phone.png``), and browsers would download it twice."""
+    if exception is not None or app.builder.format != "html":
+        return
+    from transformer_lib.views.phone_layout import strip_phone_png
+
+    images = Path(app.outdir, app.builder.imagedir)
+    for phone in images.glob("*" + PHONE_SUFFIX):
+        desktop = phone.with_name(phone.name[: -len(PHONE_SUFFIX)] + ".png")
+        if desktop.is_file():
+            png = desktop.read_bytes()
+            stripped = strip_phone_png(png)
+            if stripped != png:
+                desktop.write_bytes(stripped)
 
 
 # Read by transformer_lib.views.explorers.static_mode() in the kernels that execute the chapters.
@@ -480,11 +527,13 @@ def setup(app):
     os.environ.setdefault(STATIC_ENV_VAR, "1")
     app.connect("config-inited", _drop_vendored_assets, priority=900)
     app.connect("build-finished", _remove_test_tools)
+    app.connect("build-finished", _strip_phone_versions)
     app.connect("html-page-context", _adjust_page_scripts, priority=900)
     app.add_js_file(None, body=FONTAWESOME_CONFIG, priority=100)
-    # Pages embed these scripts and the figure widths computed with frames.readable_width:
-    # when either changes, every page must be written again.
-    sources = [Path(__file__), ROOT / "transformer_lib" / "views" / "explorers" / "frames.py"]
+    # Pages embed these scripts, the figure widths computed with frames.readable_width and
+    # the phone versions read by phone_layout: when one changes, every page is written again.
+    views = ROOT / "transformer_lib" / "views"
+    sources = [Path(__file__), views / "explorers" / "frames.py", views / "phone_layout.py"]
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources if p.is_file())).hexdigest()
     return {
         "env_version": int(digest[:8], 16),

@@ -104,18 +104,40 @@ def png_text_size(png: bytes) -> float | None:
     return None
 
 
-def _recording(format_png):
-    """Wrap IPython's PNG formatter for figures so that its images carry the text size."""
+def _static_build() -> bool:
+    from .explorers.frames import static_mode
 
-    def format_with_text_size(fig, *args, **kwargs):
+    return static_mode()
+
+
+def _recording(format_png):
+    """Wrap IPython's PNG formatter for figures so that its images carry the text size,
+    and, in the static book build, a phone version when they need one
+    (:mod:`~transformer_lib.views.phone_layout`)."""
+
+    def render(fig, args, kwargs) -> tuple[bytes | None, bool]:
+        """The PNG with its smallest text size; whether the formatter returned base64."""
         with recording_text_sizes() as sizes:
             data = format_png(fig, *args, **kwargs)
         if data is None:
-            return None
+            return None, False
         if isinstance(data, str):  # the inline backend returns base64 text
-            png = with_text_size(base64.b64decode(data), sizes)
-            return base64.b64encode(png).decode("ascii")
-        return with_text_size(data, sizes)
+            return with_text_size(base64.b64decode(data), sizes), True
+        return with_text_size(data, sizes), False
+
+    def format_with_text_size(fig, *args, **kwargs):
+        png, as_text = render(fig, args, kwargs)
+        if png is None:
+            return None
+        if _static_build():
+            from .phone_layout import phone_version, with_phone_png
+
+            phone = phone_version(
+                fig, png, png_text_size(png), lambda: render(fig, args, kwargs)[0]
+            )
+            if phone is not None:
+                png = with_phone_png(png, phone)
+        return base64.b64encode(png).decode("ascii") if as_text else png
 
     format_with_text_size.records_text_size = True
     return format_with_text_size

@@ -1,0 +1,108 @@
+"""Wide figures on a phone: their panels stacked in one column, no sideways scrolling.
+
+A figure of several panels too wide for a phone's column carries a phone version
+(``transformer_lib.views.phone_layout``), which the page offers in a ``<picture>``
+(``scripts/vendor_js.py``). On a phone (390 x 844) the browser must pick that version,
+show it inside the column (its box does not scroll sideways) with its smallest text at
+least :data:`~page_checks.MIN_TEXT_PX` CSS px; at 1280 px it must show the desktop image,
+and the desktop PNG must no longer carry the phone one. Chapter 4's grids of heads must
+have phone versions.
+"""
+
+from __future__ import annotations
+
+import pytest
+from page_checks import ARTICLE, MIN_TEXT_PX, listing
+
+pytestmark = pytest.mark.browser
+
+#: A page whose grids of attention heads must have phone versions.
+GRID_PAGE = "chapters/04_multi_head_attention"
+
+# For each figure with a phone version: the image the browser chose, its sizes, the text
+# size recorded in that image, and how far its box scrolls sideways.
+PHONE_FIGURES = """async (article) => {
+  const key = "smallest-text-px";
+  async function chunks(src) {
+    const bytes = new Uint8Array(await (await fetch(src)).arrayBuffer());
+    const view = new DataView(bytes.buffer);
+    const out = {text: null, phone: false};
+    for (let at = 8; at + 8 <= bytes.length; ) {
+      const length = view.getUint32(at);
+      const kind = String.fromCharCode(...bytes.slice(at + 4, at + 8));
+      if (kind === "tEXt") {
+        const text = new TextDecoder("latin1").decode(bytes.slice(at + 8, at + 8 + length));
+        const [name, value] = text.split("\\0");
+        if (name === key) out.text = value;
+      }
+      if (kind === "phOn") out.phone = true;
+      at += 12 + length;
+    }
+    return out;
+  }
+  const out = [];
+  for (const picture of article.querySelectorAll("picture.phone-figure")) {
+    const img = picture.querySelector("img");
+    const box = img.closest("figure, div.cell_output") || picture.parentElement;
+    if (!img.complete) await img.decode().catch(() => null);
+    const shown = img.getBoundingClientRect().width;
+    const chosen = await chunks(img.currentSrc);
+    out.push({
+      src: img.getAttribute("src"),
+      chosen: img.currentSrc,
+      natural: img.naturalWidth,
+      shown,
+      column: article.getBoundingClientRect().width,
+      scroll: box.scrollWidth - box.clientWidth,
+      recorded: chosen.text,
+      carriesPhone: chosen.phone,
+    });
+  }
+  return out;
+}"""
+
+
+def _figures(visit_result):
+    page = visit_result.page
+    article = page.locator(ARTICLE).first
+    return article.evaluate(PHONE_FIGURES)
+
+
+def test_phone_figures_show_stacked_without_scrolling(phone_visit, page_name):
+    figures = _figures(phone_visit(page_name))
+    if not figures:
+        pytest.skip(f"{page_name} has no figure with a phone version")
+    bad = []
+    for f in figures:
+        if not f["chosen"].endswith("-phone.png"):
+            bad.append(f"{f['src']}: the phone shows {f['chosen']}, not its phone version")
+            continue
+        if f["scroll"] > 1:
+            bad.append(f"{f['src']}: its box scrolls {f['scroll']} px sideways at 390 px")
+        if f["shown"] > f["column"] + 1:
+            bad.append(f"{f['src']}: {f['shown']:.0f} px wide in a {f['column']:.0f} px column")
+        if f["recorded"] in (None, "none"):
+            bad.append(f"{f['src']}: the phone version records no text size")
+        elif float(f["recorded"]) * f["shown"] / f["natural"] < MIN_TEXT_PX:
+            px = float(f["recorded"]) * f["shown"] / f["natural"]
+            bad.append(f"{f['src']}: text {px:.1f} px on the phone")
+    assert not bad, f"{page_name} at 390 px:" + listing(bad)
+
+
+def test_desktop_shows_the_desktop_image_without_the_phone_one(visit, page_name):
+    figures = _figures(visit(page_name))
+    if not figures:
+        pytest.skip(f"{page_name} has no figure with a phone version")
+    bad = []
+    for f in figures:
+        if f["chosen"].endswith("-phone.png"):
+            bad.append(f"{f['src']}: 1280 px shows the phone version")
+        elif f["carriesPhone"]:
+            bad.append(f"{f['src']}: the desktop PNG still carries the phone version")
+    assert not bad, f"{page_name} at 1280 px:" + listing(bad)
+
+
+def test_the_grids_of_heads_have_phone_versions(phone_visit):
+    figures = _figures(phone_visit(GRID_PAGE))
+    assert figures, f"{GRID_PAGE}: no figure with a phone version"
+    assert all(f["chosen"].endswith("-phone.png") for f in figures)

@@ -1,0 +1,263 @@
+"""Phone versions of wide figures (transformer_lib.views.phone_layout, scripts/vendor_js.py).
+
+In the static book build, a figure of several panels too wide for a phone's column gets a
+second PNG, its panels stacked in one column, carried inside the desktop PNG; the page
+shows it on phones and takes it out of the desktop image. These tests drive the same
+formatter the notebooks' inline figures go through, without a kernel.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import sys
+import types
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+from IPython.core.pylabtools import print_figure  # noqa: E402
+
+from transformer_lib.views import phone_layout  # noqa: E402
+from transformer_lib.views.attention_maps import plot_attention_heads  # noqa: E402
+from transformer_lib.views.explorers.frames import STATIC_ENV_VAR, readable_width  # noqa: E402
+from transformer_lib.views.text_size import (  # noqa: E402
+    _recording,
+    png_text_size,
+    recording_text_sizes,
+    with_text_size,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+WORDS = "the cat sat on the mat".split()
+
+
+@pytest.fixture
+def inline_png(monkeypatch):
+    """``inline_png(fig, static=True)``: the PNG the book's inline figures would carry."""
+    monkeypatch.setitem(matplotlib.rcParams, "figure.dpi", 100)
+    monkeypatch.setitem(matplotlib.rcParams, "savefig.dpi", 100)
+    formatter = _recording(lambda fig: print_figure(fig, "png", bbox_inches="tight"))
+
+    def draw(fig, static: bool = True) -> bytes:
+        if static:
+            monkeypatch.setenv(STATIC_ENV_VAR, "1")
+        else:
+            monkeypatch.delenv(STATIC_ENV_VAR, raising=False)
+        try:
+            return formatter(fig)
+        finally:
+            plt.close(fig)
+
+    return draw
+
+
+@pytest.fixture(scope="module")
+def grid_png():
+    """The PNG of a 2 x 4 grid of heads, as the static build's inline figures carry it
+    (drawn once for the tests that only read it)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(matplotlib.rcParams, "figure.dpi", 100)
+        patch.setitem(matplotlib.rcParams, "savefig.dpi", 100)
+        patch.setenv(STATIC_ENV_VAR, "1")
+        fig = _grid()
+        try:
+            return _recording(lambda f: print_figure(f, "png", bbox_inches="tight"))(fig)
+        finally:
+            plt.close(fig)
+
+
+def _grid(rows: int = 2, cols: int = 4):
+    weights = np.random.default_rng(0).dirichlet(np.ones(len(WORDS)), size=(rows * cols, 6))
+    return plot_attention_heads(weights, WORDS, WORDS, ncols=cols)
+
+
+def _size(png: bytes) -> tuple[int, int]:
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def _shown_text_px(png: bytes, column: int = phone_layout.PHONE_COLUMN_PX) -> float:
+    """The smallest text of ``png`` in CSS px once shown in a ``column``-pixel column."""
+    width, _ = _size(png)
+    return png_text_size(png) * min(1.0, column / width)
+
+
+def test_a_2x4_grid_gets_a_phone_version(grid_png):
+    png = grid_png
+    phone = phone_layout.phone_png(png)
+    assert phone is not None
+    desktop = phone_layout.strip_phone_png(png)
+    assert readable_width(desktop) > phone_layout.PHONE_COLUMN_PX  # it needed one
+    width, height = _size(phone)
+    assert 330 <= width <= 440  # about 4 inches at 100 dpi
+    assert height > 3 * width  # eight panels stacked: far taller than wide
+    assert _shown_text_px(phone) >= phone_layout.MIN_TEXT_PX
+    assert readable_width(phone) <= phone_layout.PHONE_COLUMN_PX
+
+
+def test_the_phone_version_stacks_the_panels_in_one_column(monkeypatch):
+    monkeypatch.setitem(matplotlib.rcParams, "savefig.dpi", 100)
+    fig = _grid()
+    fig.set_dpi(100)
+    seen = {}
+
+    def render() -> bytes:  # what the phone version is drawn from
+        with recording_text_sizes() as sizes:
+            png = print_figure(fig, "png", bbox_inches="tight")
+        panels = [ax for ax in fig.axes if getattr(ax, "_colorbar", None) is None]
+        seen["boxes"] = [ax.get_position() for ax in panels]
+        seen["bars"] = [ax for ax in fig.axes if getattr(ax, "_colorbar", None) is not None]
+        seen["size"] = tuple(fig.get_size_inches())
+        return with_text_size(png, sizes)
+
+    with recording_text_sizes() as sizes:
+        desktop = print_figure(fig, "png", bbox_inches="tight")
+    desktop = with_text_size(desktop, sizes)
+    phone = phone_layout.phone_version(fig, desktop, png_text_size(desktop), render)
+    plt.close(fig)
+    assert phone is not None
+    boxes = seen["boxes"]
+    assert len(boxes) == 8
+    assert max(b.x0 for b in boxes) - min(b.x0 for b in boxes) < 0.01  # one column
+    tops = [b.y1 for b in boxes]
+    assert tops == sorted(tops, reverse=True)  # head 0 at the top, in reading order
+    assert all(a.y0 >= b.y1 for a, b in zip(boxes, boxes[1:]))  # none overlaps the next
+    assert len(seen["bars"]) == 1  # the colour bar is kept
+    width, height = seen["size"]
+    assert width <= phone_layout.PHONE_WIDTH_IN and height > 4 * width
+
+
+def test_the_stacked_panels_show_their_row_and_column_labels(inline_png):
+    fig = _grid(2, 2)
+    panels = [ax for ax in fig.axes if getattr(ax, "_colorbar", None) is None]
+    hidden = [ax for ax in panels if not ax.yaxis.get_tick_params()["labelleft"]]
+    assert hidden  # the desktop grid labels the queries of its first column only
+    png = inline_png(fig)
+    assert phone_layout.phone_png(png) is not None
+    # ... and the figure is back as it was for any later display.
+    assert [ax.yaxis.get_tick_params()["labelleft"] for ax in hidden] == [False] * len(hidden)
+    assert fig.get_size_inches()[0] > fig.get_size_inches()[1]
+    assert all(ax.get_subplotspec().get_gridspec().ncols == 2 for ax in panels)
+
+
+def test_a_single_axes_figure_gets_none(inline_png):
+    fig, ax = plt.subplots(figsize=(11, 3), layout="constrained")
+    ax.plot(np.arange(10), label="a line")
+    ax.set_xlabel("step")
+    png = inline_png(fig)
+    assert readable_width(png) > phone_layout.PHONE_COLUMN_PX  # wide, yet one panel
+    assert phone_layout.phone_png(png) is None
+
+
+def test_a_figure_with_an_inset_gets_none(inline_png):
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3), layout="constrained")
+    for ax in axes:
+        ax.plot([0, 1, 4])
+    axes[0].inset_axes([0.55, 0.55, 0.4, 0.4]).plot([1, 0])
+    png = inline_png(fig)
+    assert readable_width(png) > phone_layout.PHONE_COLUMN_PX
+    assert phone_layout.phone_png(png) is None
+
+
+def test_figure_text_and_hand_placed_axes_get_none(inline_png):
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3), layout="constrained")
+    for ax in axes:
+        ax.plot([0, 1, 4])
+    fig.text(0.02, 0.02, "a note placed in figure coordinates")
+    assert phone_layout.phone_png(inline_png(fig)) is None
+    fig = plt.figure(figsize=(11, 3))
+    fig.add_axes([0.05, 0.1, 0.4, 0.8]).plot([0, 1])
+    fig.add_axes([0.55, 0.1, 0.4, 0.8]).plot([1, 0])
+    assert phone_layout.phone_png(inline_png(fig)) is None
+
+
+def test_nothing_outside_the_static_build(inline_png):
+    png = inline_png(_grid(), static=False)
+    assert phone_layout.phone_png(png) is None
+    assert png_text_size(png) is not None  # the text size is recorded as before
+
+
+def test_a_narrow_figure_needs_none(inline_png):
+    fig, axes = plt.subplots(1, 2, figsize=(3.2, 1.8), layout="constrained")
+    for ax in axes:
+        ax.plot([0, 1])
+    png = inline_png(fig)
+    assert readable_width(png) <= phone_layout.PHONE_COLUMN_PX
+    assert phone_layout.phone_png(png) is None
+
+
+def test_the_chunk_round_trips():
+    png = _tiny_png()
+    phone = _tiny_png(7)
+    carried = phone_layout.with_phone_png(png, phone)
+    assert phone_layout.phone_png(carried) == phone
+    assert phone_layout.strip_phone_png(carried) == png
+    assert phone_layout.strip_phone_png(png) == png
+    assert phone_layout.phone_png(png) is None
+
+
+def _tiny_png(value: int = 0) -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("L", (4, 3), value).save(out, format="PNG")
+    return out.getvalue()
+
+
+def _vendor_js():
+    spec = importlib.util.spec_from_file_location("vendor_js", ROOT / "scripts" / "vendor_js.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("vendor_js", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _fake_app(tmp_path: Path, images: dict[str, bytes]):
+    """What _readable_image and _strip_phone_versions read of Sphinx's app and builder."""
+    src, out = tmp_path / "src", tmp_path / "html"
+    (src / "jupyter_execute").mkdir(parents=True)
+    (out / "_images").mkdir(parents=True)
+    mapping = {}
+    for name, png in images.items():
+        (src / "jupyter_execute" / name).write_bytes(png)
+        (out / "_images" / name).write_bytes(png)  # as Sphinx copies it
+        mapping[f"jupyter_execute/{name}"] = name
+    builder = types.SimpleNamespace(
+        images=mapping, outdir=str(out), imagedir="_images", format="html"
+    )
+    return types.SimpleNamespace(builder=builder, srcdir=str(src), outdir=str(out))
+
+
+def test_the_page_shows_the_phone_version_and_strips_it_from_the_desktop_png(
+    inline_png, grid_png, tmp_path
+):
+    vendor_js = _vendor_js()
+    grid = grid_png
+    single_fig, ax = plt.subplots(figsize=(11, 3), layout="constrained")
+    ax.plot([0, 1])
+    single = inline_png(single_fig)
+    app = _fake_app(tmp_path, {"grid.png": grid, "single.png": single})
+    tag = '<img alt="Eight attention heads, one panel each" src="../_images/grid.png" />'
+    page = vendor_js._readable_image(app, tag)
+    assert page.startswith('<picture class="phone-figure">')
+    assert '<source media="(max-width: 600px)" srcset="../_images/grid-phone.png">' in page
+    assert 'alt="Eight attention heads, one panel each"' in page.split("<img", 1)[1]
+    assert page.endswith("</picture>")
+    phone_file = Path(app.outdir, "_images", "grid-phone.png")
+    assert phone_file.read_bytes() == phone_layout.phone_png(grid)
+    assert f"--phone-readable: {readable_width(phone_file.read_bytes())}px" in page
+
+    plain = vendor_js._readable_image(app, '<img alt="One line" src="../_images/single.png" />')
+    assert "<picture" not in plain and "max-width: max(100%," in plain
+
+    vendor_js._strip_phone_versions(app, None)
+    desktop = Path(app.outdir, "_images", "grid.png").read_bytes()
+    assert phone_layout.phone_png(desktop) is None
+    assert desktop == phone_layout.strip_phone_png(grid)
+    assert png_text_size(desktop) == png_text_size(grid)  # the text size stays
+    assert Path(app.outdir, "_images", "single.png").read_bytes() == single
