@@ -366,7 +366,7 @@ def plot_decoder_only_diagram(
 
     fs, fs_small = 10.0, 9.0
     box_h, gap, label_h, pad = 0.46, 0.18, 0.3, 0.09
-    width, height = 9.0, 5.2
+    width, height = 9.25, 5.2
     fig, ax = _figure_and_axes(None, (width, height))
     ax.set_xlim(0, width)
     ax.set_ylim(0, height)
