@@ -105,21 +105,21 @@ def test_the_phone_version_stacks_the_panels_in_one_column(monkeypatch):
     fig = _grid()
     fig.set_dpi(100)
     seen = {}
+    draw = phone_layout._draw
 
-    def render() -> bytes:  # what the phone version is drawn from
-        with recording_text_sizes() as sizes:
-            png = print_figure(fig, "png", bbox_inches="tight")
+    def spy(fig, dpi):  # the figure as the phone version is drawn from it
         panels = [ax for ax in fig.axes if getattr(ax, "_colorbar", None) is None]
         seen["boxes"] = [ax.get_position() for ax in panels]
-        seen["bars"] = [ax for ax in fig.axes if getattr(ax, "_colorbar", None) is not None]
+        seen["bars"] = [ax.get_position() for ax in fig.axes if ax not in panels]
         seen["size"] = tuple(fig.get_size_inches())
-        return with_text_size(png, sizes)
+        seen["engine"] = fig.get_layout_engine()
+        return draw(fig, dpi)
 
+    monkeypatch.setattr(phone_layout, "_draw", spy)
     with recording_text_sizes() as sizes:
-        desktop = print_figure(fig, "png", bbox_inches="tight")
-    desktop = with_text_size(desktop, sizes)
-    phone = phone_layout.phone_version(fig, desktop, png_text_size(desktop), render)
-    plt.close(fig)
+        desktop = with_text_size(print_figure(fig, "png", bbox_inches="tight"), sizes)
+    desktop_size = tuple(fig.get_size_inches())
+    phone = phone_layout.phone_version(fig, desktop, png_text_size(desktop))
     assert phone is not None
     boxes = seen["boxes"]
     assert len(boxes) == 8
@@ -127,9 +127,17 @@ def test_the_phone_version_stacks_the_panels_in_one_column(monkeypatch):
     tops = [b.y1 for b in boxes]
     assert tops == sorted(tops, reverse=True)  # head 0 at the top, in reading order
     assert all(a.y0 >= b.y1 for a, b in zip(boxes, boxes[1:]))  # none overlaps the next
-    assert len(seen["bars"]) == 1  # the colour bar is kept
+    assert all(0 <= b.x0 and b.x1 <= 1 and 0 <= b.y0 and b.y1 <= 1 for b in boxes)
+    (bar,) = seen["bars"]  # the colour bar is kept, beside the panels, at the top
+    assert bar.x0 > boxes[0].x1 and abs(bar.y1 - boxes[0].y1) < 0.01
     width, height = seen["size"]
     assert width <= phone_layout.PHONE_WIDTH_IN and height > 4 * width
+    # Put back for a later display: size, layout engine, positions from the layout.
+    assert tuple(fig.get_size_inches()) == desktop_size
+    assert fig.get_layout_engine() is seen["engine"]
+    again = print_figure(fig, "png", bbox_inches="tight")
+    assert abs(_size(again)[1] - _size(desktop)[1]) <= 2
+    plt.close(fig)
 
 
 def test_the_stacked_panels_show_their_row_and_column_labels(inline_png):

@@ -11,11 +11,13 @@ chunk (:data:`PHONE_CHUNK`); when the page is written, the chunk is taken out of
 desktop image, the phone image is written next to it and the page shows it on narrow
 screens (``<picture>``).
 
-Cost: the desktop PNG has been taken when this runs and the figure is not drawn again
-for it, so the figure itself is re-laid out (no copy) and drawn once more, and only when
-it needs a phone version; what was changed is put back afterwards (sizes, grid, labels),
-so a later display draws the desktop figure again. Every test that can refuse without
-drawing comes first.
+Cost: this runs right after the desktop PNG is taken, and that figure is not drawn again
+for it, so the figure itself is re-laid out (no copy) and drawn once more, only when it
+needs a phone version. The panels are placed by hand from what the desktop drawing
+measured (the room their labels, titles and colour bars take: text keeps its size), so
+the phone drawing needs no layout pass; what was changed (size, positions, labels) is
+put back afterwards, and a later display draws the desktop figure again. Every test that
+can refuse without drawing comes first.
 
 A figure keeps its scrolling desktop image only (no phone version) when re-laying it out
 is not safe or would not help:
@@ -23,10 +25,11 @@ is not safe or would not help:
 * it has one panel, or its panels are not plain cells of one grid (insets, twin axes,
   nested grids, panels that overlap, axes placed by hand);
 * something is placed in figure coordinates, other than the figure's title and its
-  shared axis labels (``suptitle``, ``supxlabel``, ``supylabel``), which the layout
-  keeps at the top, bottom and side, and legends placed outside the panels
-  (``loc="outside ..."``);
-* a colour bar was given its own axes (``cax=``) or the layout cannot move it;
+  shared axis labels (``suptitle``, ``supxlabel``, ``supylabel``), which move to the
+  top, bottom and side of the stack, and legends placed under the panels
+  (``loc="outside lower ..."``), which stay at its foot;
+* a colour bar was given axes of its own (``cax=``), or one shared by several panels
+  sits on their left or above them;
 * the stacked figure's smallest text would still be under :data:`MIN_TEXT_PX` CSS pixels
   on a :data:`PHONE_COLUMN_PX`-pixel column.
 
@@ -36,12 +39,15 @@ in Jupyter and Colab are drawn once, as before.
 
 from __future__ import annotations
 
+import io
 import math
 import struct
 import textwrap
 import warnings
 import zlib
 from collections.abc import Callable, Iterator
+
+import numpy as np
 
 __all__ = [
     "MIN_TEXT_PX",
@@ -69,10 +75,6 @@ PHONE_WIDTH_IN = 4.0
 
 #: The narrowest phone version tried, in inches; a figure that needs less is left as is.
 _NARROWEST_IN = 3.3
-
-#: The image's margins beyond the figure's width (``bbox_inches="tight"`` pads 0.1 in a
-#: side, the layout's own padding is cropped), in inches.
-_TIGHT_MARGIN_IN = 0.12
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -159,7 +161,6 @@ class _Undo:
 def _panels(fig):
     """(panels in reading order, colour bar axes), or None when a re-layout is unsafe."""
     from matplotlib.gridspec import GridSpec
-    from matplotlib.layout_engine import ConstrainedLayoutEngine
 
     if fig.subfigs or fig.artists or fig.lines or fig.patches or fig.images:
         return None
@@ -171,12 +172,6 @@ def _panels(fig):
     bars = [ax for ax in fig.axes if getattr(ax, "_colorbar", None) is not None]
     panels = [ax for ax in fig.axes if getattr(ax, "_colorbar", None) is None]
     if len(panels) < 2 or not all(ax.get_visible() for ax in fig.axes):
-        return None
-    engine = fig.get_layout_engine()
-    constrained = isinstance(engine, ConstrainedLayoutEngine)
-    if bars and not constrained:
-        return None  # colour bars of other layouts steal room the stack cannot give back
-    if engine is not None and not constrained and not engine.adjust_compatible:
         return None
     grid = None
     for ax in panels:
@@ -223,6 +218,10 @@ def _label_every_panel(panels, undo: _Undo) -> None:
             if not axis.get_visible():
                 continue
             shown = axis.get_tick_params().get(label_key, True)
+            mine = _tick_labels(axis)
+            if not any(mine):
+                continue
+            # A donor: a panel of the same grid row (column) with the same tick labels.
             donors = [
                 other
                 for other in panels
@@ -230,12 +229,12 @@ def _label_every_panel(panels, undo: _Undo) -> None:
                 and same(specs[other]) == same(specs[ax])
                 and axis_of(other).get_visible()
                 and axis_of(other).get_tick_params().get(label_key, True)
+                and _tick_labels(axis_of(other)) == mine
             ]
             if not donors:
                 continue
             donor = donors[0]
-            mine = _tick_labels(axis)
-            if not shown and any(mine) and mine == _tick_labels(axis_of(donor)):
+            if not shown:
                 ax.tick_params(axis=side, **{label_key: True})
 
                 def hide(ax=ax, side=side, key=label_key) -> None:
@@ -244,7 +243,7 @@ def _label_every_panel(panels, undo: _Undo) -> None:
                 undo.add(hide)
             label = axis.label
             donor_label = axis_of(donor).label
-            if not label.get_text() and donor_label.get_text() and (shown or any(mine)):
+            if not label.get_text() and donor_label.get_text():
                 font, colour = label.get_fontproperties(), label.get_color()
                 label.set_fontproperties(donor_label.get_fontproperties())
                 label.set_color(donor_label.get_color())
@@ -271,123 +270,222 @@ def _wrap(text_artist, width_px: float, renderer, undo: _Undo) -> None:
     undo.add(lambda: text_artist.set_text(text))
 
 
-def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None:
-    """Stack ``panels`` in one column of a ``width_in``-inch figure (undone by ``undo``)."""
-    from matplotlib.layout_engine import ConstrainedLayoutEngine
+def _extents(boxes) -> tuple[float, float, float, float]:
+    """(x0, y0, x1, y1) around the non-empty ``boxes`` (display pixels)."""
+    boxes = [b for b in boxes if b is not None and b.width > 0 and b.height > 0]
+    return (
+        min(b.x0 for b in boxes),
+        min(b.y0 for b in boxes),
+        max(b.x1 for b in boxes),
+        max(b.y1 for b in boxes),
+    )
+
+
+def _text_box(text, renderer):
+    if text is None or not text.get_visible() or not text.get_text().strip():
+        return None
+    return text.get_window_extent(renderer)
+
+
+def _set_box(ax, box_in, size_in, undo: _Undo) -> None:
+    """Place ``ax`` at ``box_in`` = (left, top, width, height), inches from the top left."""
     from matplotlib.transforms import Bbox
 
+    original, active = ax.get_position(original=True), ax.get_position(original=False)
+
+    def restore() -> None:
+        ax._set_position(original, which="original")
+        ax._set_position(active, which="active")
+
+    undo.add(restore)
+    left, top, width, height = box_in
+    fig_w, fig_h = size_in
+    ax._set_position(
+        Bbox.from_bounds(left / fig_w, 1 - (top + height) / fig_h, width / fig_w, height / fig_h)
+    )
+
+
+def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None:
+    """Place ``panels`` one under another in a ``width_in``-inch figure, by hand: the
+    room each one's labels take is measured on the desktop figure (text keeps its size),
+    so the phone version needs no layout pass. ``undo`` puts everything back."""
     dpi = fig.dpi
     old_size = fig.get_size_inches().copy()
-    engine = fig.get_layout_engine()
-    # Room the decorations take (tick labels, titles, per-panel colour bars), in inches,
-    # measured on the desktop figure: text keeps its size when the panels are stacked.
-    own_bars = {ax: [b for b in bars if b._colorbar_info["parents"] == [ax]] for ax in panels}
-    shared = [b for b in bars if len(b._colorbar_info["parents"]) > 1]
-    dec_w = dec_h = 0.0
-    for ax in panels:
-        box = ax.get_position(original=False).transformed(fig.transFigure)
-        tight = Bbox.union(
-            [ax.get_tightbbox(renderer)] + [b.get_tightbbox(renderer) for b in own_bars[ax]]
-        )
-        dec_w = max(dec_w, (tight.width - box.width) / dpi)
-        dec_h = max(dec_h, (tight.height - box.height) / dpi)
-    side_w = 0.0
-    top_h = bottom_h = 0.0
-    for bar in shared:
-        tight = bar.get_tightbbox(renderer)
-        if bar._colorbar_info["location"] in ("left", "right"):
-            side_w += tight.width / dpi + 0.15
-        else:
-            bottom_h += tight.height / dpi + 0.15
-    panel_w = width_in - dec_w - side_w - 0.15
-    if panel_w < 1.2:
-        raise _Refuse("decorations leave too little room for the panels")
+    pad, gap = 0.08, 0.18  # figure margin, room between two panels (inches)
+    own = {ax: [b for b in bars if list(b._colorbar_info["parents"]) == [ax]] for ax in panels}
+    shared = [b for b in bars if b not in sum(own.values(), [])]
+    if any(b._colorbar_info["location"] not in ("right", "bottom") for b in shared):
+        raise _Refuse("a shared colour bar on the left or at the top")
+    if any(leg._outside_loc != "lower" for leg in fig.legends):
+        raise _Refuse("a legend beside or above the panels")
+    boxes = {
+        ax: ax.get_position(original=False).transformed(fig.transFigure) for ax in [*panels, *bars]
+    }
 
-    # Titles and labels as wide as the figure or their panel are broken into lines.
+    # Left and right of the panels: tick labels, axis labels, their own colour bars.
+    sides = {}
+    for ax in panels:
+        box = boxes[ax]
+        x0, y0, x1, y1 = _extents(
+            [box, ax.xaxis.get_tightbbox(renderer), ax.yaxis.get_tightbbox(renderer)]
+            + [b.get_tightbbox(renderer) for b in own[ax]]
+        )
+        sides[ax] = ((box.x0 - x0) / dpi, (x1 - box.x1) / dpi, (box.y0 - y0) / dpi)
+    left = max(v[0] for v in sides.values())
+    right = max(v[1] for v in sides.values())
+    sup_y = _text_box(fig._supylabel, renderer)
+    if sup_y is not None:
+        left += sup_y.width / dpi + 0.05
+    bar_room = 0.0
+    for bar in shared:
+        if bar._colorbar_info["location"] == "right":
+            tight = bar.get_tightbbox(renderer)
+            parent_x1 = max(boxes[p].x1 for p in bar._colorbar_info["parents"])
+            bar_room = max(bar_room, (tight.x1 - parent_x1) / dpi - right)
+    panel_w = width_in - 2 * pad - left - right - max(0.0, bar_room)
+    if panel_w < 1.2:
+        raise _Refuse("the labels leave too little room for the panels")
+
+    # Titles as wide as the figure or their panel are broken into lines.
     fig_px = width_in * dpi
-    if fig._suptitle is not None:
-        _wrap(fig._suptitle, fig_px * 0.95, renderer, undo)
-        top_h += fig._suptitle.get_window_extent(renderer).height / dpi + 0.1
-    if fig._supxlabel is not None:
-        bottom_h += fig._supxlabel.get_window_extent(renderer).height / dpi + 0.1
+    _wrap(fig._suptitle, fig_px - 2 * pad * dpi, renderer, undo)
     for ax in panels:
         for title in (ax.title, ax._left_title, ax._right_title):
-            _wrap(title, (panel_w + dec_w * 0.5) * dpi, renderer, undo)
+            _wrap(title, (panel_w + 0.5 * (left + right)) * dpi, renderer, undo)
         _wrap(ax.xaxis.label, panel_w * dpi, renderer, undo)
     for leg in fig.legends:
-        if leg.get_window_extent(renderer).width > fig_px * 0.95 and leg._ncols > 1:
+        if leg.get_window_extent(renderer).width > fig_px - 2 * pad * dpi and leg._ncols > 1:
             ncols = leg._ncols
             leg.set_ncols(1)
             undo.add(lambda leg=leg, ncols=ncols: leg.set_ncols(ncols))
-        height = leg.get_window_extent(renderer).height / dpi + 0.1
-        if leg._outside_loc == "upper":
-            top_h += height
-        elif leg._outside_loc == "lower":
-            bottom_h += height
-        else:  # beside the panels: they get narrower
-            panel_w -= leg.get_window_extent(renderer).width / dpi + 0.1
-    if panel_w < 1.2:
-        raise _Refuse("a legend beside the panels leaves too little room for them")
 
-    # Each panel keeps the shape of its box (a square attention map stays square).
-    heights = []
+    # Top to bottom: the figure's title, each panel (its title above it, its tick labels
+    # below), the shared colour bar and the legend at the foot.
+    suptitle = _text_box(fig._suptitle, renderer)
+    y = pad + (suptitle.height / dpi + 0.06 if suptitle is not None else 0.0)
+    layout = []
     for ax in panels:
-        box = ax.get_position(original=False)
-        aspect = (box.height * old_size[1]) / (box.width * old_size[0])
-        heights.append(panel_w * min(aspect, 1.6))
-    height_in = sum(heights) + len(panels) * (dec_h + 0.1) + top_h + bottom_h + 0.2
-
-    specs = [(ax, ax.get_subplotspec(), ax.get_position(original=True)) for ax in panels]
-
-    def restore_grid() -> None:
-        for ax, spec, position in specs:
-            ax.set_subplotspec(spec)
-            ax._set_position(position, which="original")  # (set_position leaves the layout)
+        box = boxes[ax]
+        tops = [_text_box(t, renderer) for t in (ax.title, ax._left_title, ax._right_title)]
+        _, _, _, y1 = _extents([box, *tops] + [b.get_tightbbox(renderer) for b in own[ax]])
+        top = (y1 - box.y1) / dpi
+        aspect = min(max(box.height / box.width, 0.3), 1.6)
+        height = panel_w * aspect
+        y += top
+        layout.append((ax, y, height))
+        y += height + sides[ax][2] + gap
+    y -= gap
+    x0 = pad + left
+    bar_places = {}
+    for bar in shared:
+        bb, tight = boxes[bar], bar.get_tightbbox(renderer)
+        parents = bar._colorbar_info["parents"]
+        if bar._colorbar_info["location"] == "right":  # as long as on the desktop, at the top
+            offset = (bb.x0 - max(boxes[p].x1 for p in parents)) / dpi
+            bar_places[bar] = (x0 + panel_w + offset, layout[0][1], bb.width / dpi, bb.height / dpi)
+        else:  # under the last panel
+            top = y + (min(boxes[p].y0 for p in parents) - bb.y1) / dpi - sides[panels[-1]][2]
+            width = min(panel_w, bb.width / dpi)
+            bar_places[bar] = (x0 + (panel_w - width) / 2, top, width, bb.height / dpi)
+            y = top + (bb.y1 - tight.y0) / dpi
+    legends = sum(leg.get_window_extent(renderer).height for leg in fig.legends) / dpi
+    sup_x = _text_box(fig._supxlabel, renderer)
+    foot = (sup_x.height / dpi + 0.05 if sup_x is not None else 0.0) + legends
+    height_in = y + foot + pad + (0.1 if legends else 0.0)
+    size = (width_in, height_in)
 
     undo.add(lambda: fig.set_size_inches(old_size, forward=False))
-    undo.add(restore_grid)
-    for bar in shared:
-        info = bar._colorbar_info
-        saved = dict(info)
-        undo.add(lambda info=info, saved=saved: info.update(saved))
-        if info["location"] in ("left", "right"):
-            # As long as on the desktop figure, at the top of the stack, not the stack's height.
-            length = bar.get_position(original=False).height * old_size[1]
-            info["shrink"] = min(1.0, length / max(sum(heights), 1e-6))
-            info["anchor"] = (info["anchor"][0], 1.0)
-    if not isinstance(engine, ConstrainedLayoutEngine):  # no colour bars (see _panels)
-
-        def restore_engine() -> None:
-            fig._layout_engine = engine
-
-        fig.set_layout_engine("constrained")
-        undo.add(restore_engine)
-    grid = fig.add_gridspec(len(panels), 1, height_ratios=heights)
-    for i, ax in enumerate(panels):
-        ax.set_subplotspec(grid[i, 0])
     fig.set_size_inches(width_in, height_in, forward=False)
+    for ax, top, height in layout:
+        _set_box(ax, (x0, top, panel_w, height), size, undo)
+        box = boxes[ax]
+        for bar in own[ax]:  # beside its panel, where it was, as long relative to it
+            bb = boxes[bar]
+            scale = height / (box.height / dpi)
+            bar_places[bar] = (
+                x0 + panel_w + (bb.x0 - box.x1) / dpi,
+                top + (box.y1 - bb.y1) / dpi * scale,
+                bb.width / dpi,
+                bb.height / dpi * scale,
+            )
+    for bar, place in bar_places.items():
+        _set_box(bar, place, size, undo)
+    if fig._suptitle is not None:
+        _move_text(fig._suptitle, None, 1 - pad / height_in, undo)
+    if sup_x is not None:
+        _move_text(fig._supxlabel, None, (pad + legends + 0.05) / height_in, undo)
+    if sup_y is not None:
+        middle = (layout[0][1] + layout[-1][1] + layout[-1][2]) / 2
+        _move_text(fig._supylabel, pad / width_in, 1 - middle / height_in, undo)
+
+
+def _move_text(text, x: float | None, y: float | None, undo: _Undo) -> None:
+    old = text.get_position()
+    undo.add(lambda: text.set_position(old))
+    text.set_position((old[0] if x is None else x, old[1] if y is None else y))
+
+
+def _draw(fig, dpi: float) -> tuple[np.ndarray, list[float]]:
+    """Draw ``fig`` once on Agg at ``dpi``, without a layout pass: its RGB pixels and the
+    sizes of the strings drawn (image pixels)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from .text_size import recording_text_sizes
+
+    old_canvas, old_dpi, engine = fig.canvas, fig.dpi, fig.get_layout_engine()
+    canvas = old_canvas if isinstance(old_canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    fig._layout_engine = None  # the panels are placed already: no layout pass
+    try:
+        fig.dpi = dpi
+        with recording_text_sizes() as sizes:
+            canvas.draw()
+        rgb = np.array(np.asarray(canvas.buffer_rgba())[..., :3])
+    finally:
+        fig._layout_engine = engine
+        fig.dpi = old_dpi
+        if canvas is not old_canvas:
+            fig.set_canvas(old_canvas)
+    return rgb, sizes
+
+
+def _crop(rgb: np.ndarray, background, margin: int) -> np.ndarray:
+    """``rgb`` cut to what is drawn on it, plus ``margin`` pixels."""
+    ink = (rgb != np.asarray(background, dtype=rgb.dtype)).any(axis=-1)
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if not len(rows):
+        return rgb
+    top, bottom = max(0, rows[0] - margin), min(rgb.shape[0], rows[-1] + 1 + margin)
+    left, right = max(0, cols[0] - margin), min(rgb.shape[1], cols[-1] + 1 + margin)
+    return rgb[top:bottom, left:right]
+
+
+def _encode(rgb: np.ndarray) -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(rgb)).save(out, format="PNG", compress_level=6)
+    return out.getvalue()
 
 
 class _Refuse(Exception):
     """The figure cannot be stacked safely: it keeps its desktop image only."""
 
 
-def phone_version(
-    fig, desktop_png: bytes, smallest_px: float | None, render: Callable[[], bytes]
-) -> bytes | None:
-    """The phone PNG of ``fig``, or None when it needs none or cannot have one.
+def phone_version(fig, desktop_png: bytes, smallest_px: float | None) -> bytes | None:
+    """The phone PNG of ``fig`` (with its smallest text recorded), or None when it needs
+    none or cannot have one.
 
     Call it right after the desktop PNG is taken: the figure is re-laid out in place,
-    drawn once with ``render()`` (which returns the PNG with its recorded text size), and
-    put back as it was.
+    drawn once, and put back as it was.
 
     Args:
         fig: the figure, as just drawn for ``desktop_png``.
         desktop_png: the desktop image (its width decides whether a phone one is needed).
         smallest_px: the smallest text drawn in it, in image pixels.
-        render: draws ``fig`` and returns PNG bytes carrying its smallest text size.
     """
-    from .text_size import png_text_size
+    from matplotlib.colors import to_rgba
+
+    from .text_size import with_text_size
 
     if not smallest_px or not math.isfinite(smallest_px):
         return None
@@ -396,7 +494,7 @@ def phone_version(
     dpi = _save_dpi(fig)
     # Widest image whose smallest text is still 9 px once shown in the phone's column.
     widest_in = (PHONE_COLUMN_PX * smallest_px / MIN_TEXT_PX - 1) / dpi
-    width_in = min(PHONE_WIDTH_IN, widest_in) - _TIGHT_MARGIN_IN
+    width_in = min(PHONE_WIDTH_IN, widest_in)
     if width_in < _NARROWEST_IN:
         return None  # its text is too small for a phone even in one column
     found = _panels(fig)
@@ -405,21 +503,22 @@ def phone_version(
     panels, bars = found
     undo = _Undo()
     try:
+        # The renderer that drew the desktop image knows the sizes of its strings already.
+        renderer = getattr(fig.canvas, "renderer", None)
+        if renderer is None or renderer.dpi != fig.dpi:
+            renderer = fig.canvas.get_renderer()
         _label_every_panel(panels, undo)
-        _relayout(fig, panels, bars, width_in, fig.canvas.get_renderer(), undo)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            png = render()
-        if any("constrained_layout not applied" in str(w.message) for w in caught):
-            return None  # the stacked panels did not fit the layout
+        _relayout(fig, panels, bars, width_in, renderer, undo)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rgb, sizes = _draw(fig, dpi)
     except Exception:  # _Refuse, or a figure this module does not foresee: no phone version
         return None
     finally:
         undo()
         fig.stale = True
-    smallest = png_text_size(png)
-    if smallest is None or not math.isfinite(smallest) or smallest <= 0:
-        return None
-    if _readable_width(_png_width(png), smallest) > PHONE_COLUMN_PX:
+    background = np.round(np.array(to_rgba(fig.get_facecolor())[:3]) * 255)
+    rgb = _crop(rgb, background, margin=round(0.06 * dpi))
+    if not sizes or _readable_width(rgb.shape[1], min(sizes)) > PHONE_COLUMN_PX:
         return None  # still too small at the phone's width
-    return png
+    return with_text_size(_encode(rgb), sizes)

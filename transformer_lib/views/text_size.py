@@ -132,9 +132,7 @@ def _recording(format_png):
         if _static_build():
             from .phone_layout import phone_version, with_phone_png
 
-            phone = phone_version(
-                fig, png, png_text_size(png), lambda: render(fig, args, kwargs)[0]
-            )
+            phone = phone_version(fig, png, png_text_size(png))
             if phone is not None:
                 png = with_phone_png(png, phone)
         return base64.b64encode(png).decode("ascii") if as_text else png
