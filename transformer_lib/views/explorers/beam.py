@@ -128,7 +128,7 @@ def _frame_width(depth: int) -> float:
     """Inches for a tree ``depth`` tokens deep: 0.62 per column (the start and one per
     step), so that a tree of about seven steps stays narrow enough for a phone's column
     at the smallest readable text; never wider than the page column's 8.4."""
-    return min(8.4, max(5.0, 0.62 * (depth + 1) + 0.6))
+    return min(8.4, max(5.0, 0.62 * (depth + 1) + 0.5))
 
 
 def _tree_depth(translator, english: str, beam_size: int, alpha: float) -> int:
