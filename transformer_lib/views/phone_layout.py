@@ -463,7 +463,7 @@ def _encode(rgb: np.ndarray) -> bytes:
     from PIL import Image
 
     out = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(rgb)).save(out, format="PNG", compress_level=6)
+    Image.fromarray(np.ascontiguousarray(rgb)).save(out, format="PNG", compress_level=3)
     return out.getvalue()
 
 
