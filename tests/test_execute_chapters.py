@@ -74,3 +74,10 @@ def test_executes_into_the_cache_skips_what_is_there_and_reports_failures(tmp_pa
 def test_bad_jobs_is_refused(tmp_path):
     with pytest.raises(SystemExit):
         execute_chapters.main(["--book-dir", str(_book(tmp_path)), "--jobs", "0"])
+
+
+def test_later_chapters_start_first():
+    # The later chapters are the long ones: started first, the short ones fill the end.
+    book = ["chapters/01_a.ipynb", "chapters/02_b.ipynb", "chapters/09_training.ipynb"]
+    assert execute_chapters.in_starting_order(book) == book[::-1]
+    assert book == ["chapters/01_a.ipynb", "chapters/02_b.ipynb", "chapters/09_training.ipynb"]
