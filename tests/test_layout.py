@@ -155,25 +155,28 @@ def test_the_top_level_package_does_not_import_views():
         assert not [m for m, _, _ in IMPORTS[name] if m.startswith(f"{PACKAGE}.views")]
 
 
-def test_import_loads_no_plotting_or_widget_library():
+@pytest.fixture(scope="module")
+def loaded_after_imports() -> list[list[str]]:
+    """Which heavy libraries a fresh interpreter holds after ``import transformer_lib``,
+    then after importing the views as well (one process: each start imports torch)."""
     code = (
         "import sys, transformer_lib\n"
-        "print(sorted(m for m in ('matplotlib', 'ipywidgets', 'transformer_lib.views')"
-        " if m in sys.modules))\n"
+        "heavy = ('matplotlib', 'ipywidgets', 'transformer_lib.views')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "import transformer_lib.views, transformer_lib.views.explorers\n"
+        "print(sorted(m for m in heavy[:2] if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]", out.stdout
+    return out.stdout.splitlines()
 
 
-def test_importing_views_loads_no_plotting_or_widget_library():
-    code = (
-        "import sys, transformer_lib.views, transformer_lib.views.explorers\n"
-        "print(sorted(m for m in ('matplotlib', 'ipywidgets') if m in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]", out.stdout
+def test_import_loads_no_plotting_or_widget_library(loaded_after_imports):
+    assert loaded_after_imports[0] == "[]", loaded_after_imports
+
+
+def test_importing_views_loads_no_plotting_or_widget_library(loaded_after_imports):
+    assert loaded_after_imports[1] == "[]", loaded_after_imports
 
 
 def test_every_module_can_be_read_in_one_sitting():
