@@ -14,7 +14,8 @@ Module                      What it draws (chapters)
 ``architecture``            :func:`plot_architecture`, the paper's Figure 1 (1, 8)
 ``attention_diagrams``      :func:`plot_attention_diagram`, the paper's Figure 2 (3, 4)
 ``connectivity``            :func:`plot_connectivity`, who reaches whom in one layer (1)
-``projections``             :func:`plot_projections`, X times W^Q, W^K, W^V (3)
+``projections``             :func:`plot_projections`, X times W^Q, W^K, W^V;
+                            :func:`plot_weighted_sum`, weights times values (3)
 ``head_split``              :func:`plot_head_split`, the split into heads and back (4)
 ``curves``                  :func:`plot_curves` for measured curves (1, 3, 7, 9, 10, 13);
                             :func:`plot_recurrence_vs_attention` (1);
