@@ -35,6 +35,7 @@ Module                      What it draws (chapters)
 ``decoder_only``            :func:`plot_loss_mask`, :func:`plot_mask_pair`,
                             :func:`plot_next_token_distribution`,
                             :func:`plot_self_vs_cross_attention` (12)
+``decoder_only_diagram``    :func:`plot_decoder_only_diagram`, what it keeps (12)
 ``layer_norm``              :func:`plot_layer_norm_effect`, :func:`plot_norm_axes` (7)
 ``families``                :func:`plot_family_masks`, the three families' masks;
                             :func:`plot_paper_vs_modern_layer`, 2017 beside today (14)
