@@ -6,6 +6,7 @@ The same HTML is opened in headless Chromium by ``tests/browser/test_self_check.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
@@ -406,3 +407,59 @@ def test_chapter_ends_with_a_self_check(chapter):
         if c["cell_type"] == "code" and "self_check(" in "".join(c["source"])
     ]
     assert len(code) == 1, f"{chapter}: {len(code)} self_check cells after the heading"
+
+
+def _text_length(node) -> int:
+    """Characters of a choice's text as written: a string, or an f-string whose
+    replacement fields count 4 characters each (their value needs the chapter's cells)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return len(node.value)
+    assert isinstance(node, ast.JoinedStr), f"choice text is not a string: {ast.dump(node)}"
+    return sum(len(v.value) if isinstance(v, ast.Constant) else 4 for v in node.values)
+
+
+def _self_check_questions(chapter: str) -> list[tuple[str, list[tuple[int, bool]]]]:
+    """The chapter's self-check questions, read from the notebook's source without running
+    it: each question's text and, per choice, the length of its text and whether it is right."""
+    nb = json.loads((ROOT / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+    (source,) = [
+        "".join(c["source"])
+        for c in nb["cells"]
+        if c["cell_type"] == "code" and "self_check(" in "".join(c["source"])
+    ]
+    calls = [
+        n
+        for n in ast.walk(ast.parse(source))
+        if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "Question"
+    ]
+    questions = []
+    for call in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
+        (choices,) = [k.value for k in call.keywords if k.arg == "choices"]
+        rows = []
+        for choice in choices.elts:
+            correct = [k.value for k in choice.keywords if k.arg == "correct"]
+            rows.append(
+                (_text_length(choice.args[0]), bool(correct and ast.literal_eval(correct[0])))
+            )
+        text = call.args[0]
+        questions.append(
+            (text.value if isinstance(text, ast.Constant) else ast.unparse(text), rows)
+        )
+    return questions
+
+
+@pytest.mark.parametrize("chapter", _chapters())
+def test_the_right_answer_is_not_usually_the_longest(chapter):
+    """A reader must not be able to guess by length: across a chapter's self-check the
+    right answer (any right one, in a multi-answer question) is the longest choice, or ties
+    with it, in at most half of the questions."""
+    questions = _self_check_questions(chapter)
+    longest = [
+        f"{i}: {text[:60]!r}"
+        for i, (text, rows) in enumerate(questions)
+        if any(correct and n == max(m for m, _ in rows) for n, correct in rows)
+    ]
+    assert len(longest) <= len(questions) / 2, (
+        f"{chapter}: the right answer is the longest choice in {len(longest)} of "
+        f"{len(questions)} questions: " + "; ".join(longest)
+    )
