@@ -41,13 +41,13 @@ from __future__ import annotations
 
 import io
 import math
-import struct
 import textwrap
 import warnings
-import zlib
 from collections.abc import Callable, Iterator
 
 import numpy as np
+
+from .text_size import _chunk, _chunks
 
 __all__ = [
     "MIN_TEXT_PX",
@@ -76,47 +76,37 @@ PHONE_WIDTH_IN = 4.0
 #: The narrowest phone version tried, in inches; a figure that needs less is left as is.
 _NARROWEST_IN = 3.3
 
-_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
 
 # --------------------------------------------------------------------------------------
 # The chunk
 # --------------------------------------------------------------------------------------
 
 
-def _chunks(png: bytes) -> Iterator[tuple[bytes, int, int]]:
-    """(type, start, end) of each chunk of ``png``."""
-    if not png.startswith(_PNG_SIGNATURE):
-        raise ValueError("not a PNG image (its first 8 bytes are not the PNG signature)")
-    at = len(_PNG_SIGNATURE)
-    while at + 8 <= len(png):
-        (length,) = struct.unpack(">I", png[at : at + 4])
-        end = at + 12 + length
-        yield png[at + 4 : at + 8], at, end
-        at = end
+def _spans(png: bytes) -> Iterator[tuple[bytes, bytes, int, int]]:
+    """(type, data, start, end) of each chunk of ``png`` (read by ``text_size._chunks``)."""
+    for kind, data, end in _chunks(png):
+        yield kind, data, end - 12 - len(data), end
 
 
 def with_phone_png(png: bytes, phone: bytes) -> bytes:
     """``png`` carrying ``phone`` (a whole PNG) in a :data:`PHONE_CHUNK` before its end."""
-    for kind, start, _ in _chunks(png):
+    for kind, _, start, _ in _spans(png):
         if kind == b"IEND":
-            chunk = PHONE_CHUNK + phone
-            packed = struct.pack(">I", len(phone)) + chunk + struct.pack(">I", zlib.crc32(chunk))
-            return png[:start] + packed + png[start:]
+            return png[:start] + _chunk(PHONE_CHUNK, phone) + png[start:]
     raise ValueError("PNG without an IEND chunk")
 
 
 def phone_png(png: bytes) -> bytes | None:
     """The phone version carried by ``png``, or None."""
-    for kind, start, end in _chunks(png):
+    for kind, data, _, _ in _spans(png):
         if kind == PHONE_CHUNK:
-            return png[start + 8 : end - 4]
+            return data
     return None
 
 
 def strip_phone_png(png: bytes) -> bytes:
     """``png`` without its phone version (unchanged when it carries none)."""
-    for kind, start, end in _chunks(png):
+    for kind, _, start, end in _spans(png):
         if kind == PHONE_CHUNK:
             return png[:start] + png[end:]
     return png
