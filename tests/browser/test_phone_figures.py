@@ -68,10 +68,16 @@ def _figures(visit_result):
     return article.evaluate(PHONE_FIGURES)
 
 
-def test_phone_figures_show_stacked_without_scrolling(phone_visit, page_name):
-    figures = _figures(phone_visit(page_name))
+def _figures_or_skip(visit_result, page_name):
+    """The page's figures that have a phone version; the test is skipped if it has none."""
+    figures = _figures(visit_result)
     if not figures:
         pytest.skip(f"{page_name} has no figure with a phone version")
+    return figures
+
+
+def test_phone_figures_show_stacked_without_scrolling(phone_visit, page_name):
+    figures = _figures_or_skip(phone_visit(page_name), page_name)
     bad = []
     for f in figures:
         if not f["chosen"].endswith("-phone.png"):
@@ -90,9 +96,7 @@ def test_phone_figures_show_stacked_without_scrolling(phone_visit, page_name):
 
 
 def test_desktop_shows_the_desktop_image_without_the_phone_one(visit, page_name):
-    figures = _figures(visit(page_name))
-    if not figures:
-        pytest.skip(f"{page_name} has no figure with a phone version")
+    figures = _figures_or_skip(visit(page_name), page_name)
     bad = []
     for f in figures:
         if f["chosen"].endswith("-phone.png"):

@@ -301,6 +301,37 @@ def plot_architecture(
 _MASK_STYLE = {"padding": (OKABE_ITO[0], "-"), "causal": (OKABE_ITO[1], "--")}
 
 
+def _stack_frame(
+    ax: Axes, xc: float, w: float, y0: float, h: float, name: str, fs: float, dropped: bool = False
+) -> None:
+    """The grey frame around a stack of layers, centred at ``xc``, its name at the top left;
+    ``dropped`` draws it dashed and pale (a stack the model does without)."""
+    ax.add_patch(
+        FancyBboxPatch(
+            (xc - w / 2 - 0.12, y0),
+            w + 0.24,
+            h,
+            boxstyle="round,pad=0,rounding_size=0.1",
+            facecolor="white" if dropped else "#F2F2F2",
+            edgecolor="#9A9A9A",
+            linestyle="--" if dropped else "-",
+            linewidth=1.0,
+            zorder=1,
+        )
+    )
+    ax.text(
+        xc - w / 2 - 0.02,
+        y0 + h - 0.06,
+        name,
+        ha="left",
+        va="top",
+        fontsize=fs,
+        fontweight="bold",
+        color="#777777" if dropped else "#444444",
+        zorder=2,
+    )
+
+
 def _layers_drawn(n: int) -> list[int | None]:
     """The layers a diagram draws of ``n``: all of up to three, else the first, an
     ellipsis (``None``) for the middle ones, and the last."""
@@ -420,29 +451,7 @@ def plot_data_flow(
                 )
 
     def frame(xc, w, y0, h, name):
-        ax.add_patch(
-            FancyBboxPatch(
-                (xc - w / 2 - 0.12, y0),
-                w + 0.24,
-                h,
-                boxstyle="round,pad=0,rounding_size=0.1",
-                facecolor="#F2F2F2",
-                edgecolor="#9A9A9A",
-                linewidth=1.0,
-                zorder=1,
-            )
-        )
-        ax.text(
-            xc - w / 2 - 0.02,
-            y0 + h - 0.06,
-            name,
-            ha="left",
-            va="top",
-            fontsize=fs,
-            fontweight="bold",
-            color="#444444",
-            zorder=2,
-        )
+        _stack_frame(ax, xc, w, y0, h, name, fs)
 
     def inputs(xc, w, ids, stream):
         ax.text(xc, 0.16, ids, ha="center", va="center", fontsize=fs)

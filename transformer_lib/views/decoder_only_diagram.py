@@ -48,9 +48,8 @@ def plot_decoder_only_diagram(
         >>> "cross-attention" in [t.get_text() for t in fig.axes[0].texts]
         True
     """
-    from matplotlib.patches import FancyBboxPatch
 
-    from .architecture import _ARCH_STYLE, _LINE, _path, _rounded_box
+    from .architecture import _ARCH_STYLE, _LINE, _path, _rounded_box, _stack_frame
     from .decoder_only import _COUNTED, _IGNORED  # the chapter's mask colours
 
     fs, fs_small = 10.0, 9.0
@@ -102,30 +101,7 @@ def plot_decoder_only_diagram(
             _path(ax, [(x, y0), (x, y1)])
 
     def frame(xc, w, y0, h, name, dropped=False):
-        ax.add_patch(
-            FancyBboxPatch(
-                (xc - w / 2 - 0.12, y0),
-                w + 0.24,
-                h,
-                boxstyle="round,pad=0,rounding_size=0.1",
-                facecolor="white" if dropped else "#F2F2F2",
-                edgecolor="#9A9A9A",
-                linestyle="--" if dropped else "-",
-                linewidth=1.0,
-                zorder=1,
-            )
-        )
-        ax.text(
-            xc - w / 2 - 0.02,
-            y0 + h - 0.06,
-            name,
-            ha="left",
-            va="top",
-            fontsize=fs,
-            fontweight="bold",
-            color="#777777" if dropped else "#444444",
-            zorder=2,
-        )
+        _stack_frame(ax, xc, w, y0, h, name, fs, dropped)
 
     bottom = 1.25  # the stacks start here: ids, arrow, embedding box, arrow below
 
