@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import symtable
 import sys
 from pathlib import Path
 
@@ -103,3 +104,79 @@ def test_every_exercise_check_tolerates_an_unattempted_stub(path):
         source = "".join(cell["source"])
         bare += re.findall(r"^(?<!@exercise\n)def (check_\w+)", source, re.M)
     assert not bare, f"{path.name}: checks without @exercise: {bare}"
+
+
+#: Tags that keep a cell's code off the page: a reader never sees what it defines.
+HIDDEN_CODE_TAGS = {"remove-input", "remove-cell"}
+
+#: Known cases: (cell id, name) of shown code that reads a name defined only in hidden
+#: code. Delete an entry once its chapter shows the definition; any other case fails.
+KNOWN_HIDDEN_NAMES = {
+    "07_feed_forward_and_layer_norm": {("ch07-ffn-census", "d_ff")},
+    "11_inside_the_trained_model": {("8edb47106e1a46a883d545849b8ab81b", "its_maps")},
+}
+
+
+def _code(cell: dict) -> str:
+    lines = "".join(cell["source"]).splitlines()
+    return "\n".join(ln for ln in lines if not ln.lstrip().startswith(("%", "!")))
+
+
+def _reads_and_binds(source: str) -> tuple[set[str], set[str]]:
+    """The global names a cell reads without binding them itself, and those it binds.
+
+    ``symtable`` resolves the scopes: a name read in a function, a class body or a
+    comprehension counts when it refers to a global, not to a local of that scope.
+    """
+    top = symtable.symtable(source, "<cell>", "exec")
+    symbols = top.get_symbols()
+    binds = {
+        s.get_name() for s in symbols if s.is_assigned() or s.is_imported() or s.is_namespace()
+    }
+    reads = {s.get_name() for s in symbols if s.is_referenced()}
+    scopes = list(top.get_children())
+    while scopes:
+        scope = scopes.pop()
+        scopes += scope.get_children()
+        reads |= {s.get_name() for s in scope.get_symbols() if s.is_referenced() and s.is_global()}
+    return reads - binds, binds
+
+
+def _exercise_checks(source: str) -> set[str]:
+    """Functions decorated ``@exercise``: the grader of an exercise, hidden on purpose."""
+    tree = ast.parse(source)
+    return {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and any(isinstance(d, ast.Name) and d.id == "exercise" for d in node.decorator_list)
+    }
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_shown_code_uses_no_name_from_hidden_cells(path):
+    """Code on the page (a visible cell or a fold) runs when a reader copies it into a
+    fresh kernel after the code shown above it: it reads no name that only a cell whose
+    input is removed defines. An exercise's stub and solution may call its hidden
+    ``@exercise`` check, which the notebook runs for them."""
+    shown: set[str] = set()
+    hidden: dict[str, str] = {}
+    found = set()
+    for cell in cells(path):
+        if cell["cell_type"] != "code":
+            continue
+        source = _code(cell)
+        reads, binds = _reads_and_binds(source)
+        if HIDDEN_CODE_TAGS & set(tags(cell)):
+            for name in binds - _exercise_checks(source):
+                hidden.setdefault(name, cell.get("id"))
+        else:
+            found |= {(cell.get("id"), n) for n in reads - shown if n in hidden}
+            shown |= binds
+    known = KNOWN_HIDDEN_NAMES.get(path.stem, set())
+    new = sorted(found - known)
+    where = [f"{cell} reads {name} (defined in {hidden[name]})" for cell, name in new]
+    assert not new, (
+        f"{path.name}: shown code reads names that only hidden cells define: {where}; "
+        "define them where the reader sees them"
+    )
