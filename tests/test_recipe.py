@@ -68,7 +68,8 @@ def test_the_linear_schedule_is_as_described():
 
 def test_describe_gives_the_linear_rate_its_real_top():
     """The printed top is the rate linear_decay_lr reaches in a run of the planned steps,
-    not the ramp's end value (68 steps of a 270-step budget leave 75 % of the scale)."""
+    not the ramp's end value (the 67 updates before the 68th use a quarter of a 270-step
+    budget, and leave 75 % of the scale)."""
     from transformer_lib.pipeline.objectives import linear_decay_lr, noam_lr
     from transformer_lib.pipeline.recipe import planned_steps
 
@@ -77,18 +78,62 @@ def test_describe_gives_the_linear_rate_its_real_top():
     planned = planned_steps(300, 0.75, None, recipe.max_tokens)
     assert (planned, recipe.warmup) == (270, 68)  # a quarter of the expected steps
     line = describe(recipe, 128, {}, describe_budget(**budget), planned)
-    rates = [
-        linear_decay_lr(s, s / planned, 128, recipe.warmup, recipe.lr_factor)
+    rates = [  # update s runs with the share of the budget its s - 1 forerunners left
+        linear_decay_lr(s, (s - 1) / planned, 128, recipe.warmup, recipe.lr_factor)
         for s in range(1, int(planned) + 1)
     ]
     scale = noam_lr(recipe.warmup, 128, recipe.warmup, recipe.lr_factor)
     assert max(rates) < 0.8 * scale  # far below the ramp's end value
-    assert f"rises for the first 68 steps (to about {max(rates):.1e}," in line
+    assert f"rises for the first 68 steps (to about {max(rates):.1e} at update 68," in line
     assert f"{scale:.1e}," not in line.split("(to about")[1].split(")")[0]
     # Without the planned steps the line names no top it cannot know.
-    assert "times the fraction of the budget still left" in describe(
+    assert "times the share of the budget still left" in describe(
         recipe, 128, {}, describe_budget(**budget)
     )
+
+
+def test_the_printed_top_is_the_rate_the_trainer_runs(tokenizer):
+    """What the recipe line says of the linear schedule (its formula, its top and the update
+    that gets it) is what the trainer does: update s runs at min(1, s/warmup) x (1 - (s - 1)
+    / budget) of the scale, so the first update gets the whole ramp value, the last 1/budget
+    of it, and the rate after the budget is 0. Fails if either side changes alone."""
+    import torch
+
+    from transformer_lib import Transformer, TransformerConfig
+    from transformer_lib.pipeline.batching import TranslationDataset
+    from transformer_lib.pipeline.objectives import noam_lr
+    from transformer_lib.pipeline.recipe import linear_top, planned_steps
+    from transformer_lib.pipeline.training import Trainer, TrainingConfig
+
+    steps, d_model, given = 16, 32, {"warmup": 6}
+    recipe = choose_recipe(max_steps=steps)
+    torch.manual_seed(0)
+    config = TransformerConfig.tiny(
+        tokenizer.vocab_size, d_model=d_model, n_heads=2, d_ff=64, n_encoder_layers=1,
+        n_decoder_layers=1,
+    )  # fmt: skip
+    settings = {**recipe.trainer_settings(), **given, "max_tokens": 64}
+    cfg = TrainingConfig(**settings, max_steps=steps, device="cpu", progress=False, eval_every=0)
+    pairs = [("Tom is lazy.", "Tom ist faul."), ("I am tired.", "Ich bin müde."), ("Go!", "Geh!")]
+    trainer = Trainer(Transformer(config), TranslationDataset(pairs * 4, tokenizer), None, cfg)
+    used = []  # the rate of every update, as it is made
+    trainer.optimizer.register_step_pre_hook(lambda opt, *_: used.append(opt.param_groups[0]["lr"]))
+    trainer.fit()
+    assert len(used) == steps
+
+    warmup, scale = given["warmup"], noam_lr(6, d_model, 6, recipe.lr_factor)
+    formula = [scale * min(1, s / warmup) * (1 - (s - 1) / steps) for s in range(1, steps + 1)]
+    assert used == pytest.approx(formula, rel=1e-12)
+    at, top = linear_top(d_model, warmup, recipe.lr_factor, steps)
+    assert (at, top) == (used.index(max(used)) + 1, pytest.approx(max(used), rel=1e-12))
+    planned = planned_steps(steps, None, None, settings["max_tokens"])
+    line = describe(recipe, d_model, given, describe_budget(max_steps=steps), planned)
+    assert f"runs at {scale:.1e} x min(1, s/{warmup}) x (1 - the share of the budget " in line
+    assert "used by the s - 1 updates before it)" in line
+    assert f"(to about {max(used):.1e} at update {at}, as the {at - 1} before it use " in line
+    assert f"use {(at - 1) / steps:.0%} of a budget of about {steps} steps)" in line
+    assert used[0] == pytest.approx(scale / warmup) and used[-1] == pytest.approx(scale / steps)
+    assert trainer.scheduler.get_last_lr()[0] == 0.0  # after the budget
 
 
 def _train(tmp_path, *extra, pairs: int = 30):

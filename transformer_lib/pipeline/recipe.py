@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .objectives import noam_lr
+from .objectives import linear_decay_lr, noam_lr
 
 __all__ = [
     "RECIPE_KEYS",
@@ -34,6 +34,7 @@ __all__ = [
     "choose_recipe",
     "describe",
     "describe_budget",
+    "linear_top",
     "planned_steps",
 ]
 
@@ -195,6 +196,21 @@ def choose_recipe(
     )  # fmt: skip
 
 
+def linear_top(d_model: int, warmup: int, lr_factor: float, planned: float) -> tuple[int, float]:
+    """The update at which the linear schedule peaks in a run of ``planned`` steps, and its
+    rate, as the trainer runs it.
+
+    Update ``s`` (counted from 1; step ``s`` is the model after it) runs at
+    ``linear_decay_lr(s, (s - 1) / planned, ...)``: the ramp's value at ``s`` times the
+    share of the budget the ``s - 1`` updates before it left. So the first update gets the
+    whole ramp value, the last ``1 / planned`` of it, and the rate after the budget is 0.
+    """
+    updates = range(1, max(1, min(warmup, int(planned))) + 1)
+    rates = [linear_decay_lr(s, (s - 1) / planned, d_model, warmup, lr_factor) for s in updates]
+    top = max(range(len(rates)), key=rates.__getitem__)
+    return top + 1, rates[top]
+
+
 def describe(
     recipe: Recipe, d_model: int, given: dict, budget: str, planned: float | None = None
 ) -> str:
@@ -202,27 +218,26 @@ def describe(
 
     ``planned`` is the number of steps the budget is expected to allow
     (:func:`planned_steps`); with it the line of a linear schedule gives the rate's actual
-    top, which lies below the ramp's end value.
+    top (:func:`linear_top`), which lies below the ramp's end value.
     """
     values = {**recipe.settings(), **given}
     warmup = values["warmup"]
     peak = noam_lr(warmup, d_model, warmup, values["lr_factor"])
     if values["schedule"] == "linear":
-        # linear_decay_lr multiplies the warm-up ramp by (1 - progress) from the first step,
-        # so the rate tops out below the ramp's end value; say what is run.
+        # linear_decay_lr multiplies the warm-up ramp by the share of the budget left from
+        # the first update on, so the rate tops out below the ramp's end value; say what is run.
         if planned is not None and planned != float("inf"):
-            ramp = range(1, min(warmup, int(planned)) + 1)
-            top = max(peak * min(1.0, s / warmup) * (1 - s / planned) for s in ramp)
+            at, top = linear_top(d_model, warmup, values["lr_factor"], planned)
             rise = (
-                f"to about {top:.1e}, as {min(warmup, planned) / planned:.0%} of a budget "
-                f"of about {planned:,.0f} steps is used by then"
+                f"to about {top:.1e} at update {at:,}, as the {at - 1:,} before it use "
+                f"{(at - 1) / planned:.0%} of a budget of about {planned:,.0f} steps"
             )
         else:
-            rise = f"to {peak:.1e} times the fraction of the budget still left by then"
+            rise = f"to {peak:.1e} times the share of the budget still left by then"
         shape = (
-            f"linear schedule: {peak:.1e} x min(1, step/{warmup:,}) x (1 - the "
-            "fraction of the budget used), so the rate rises for the first "
-            f"{warmup:,} steps ({rise}) and then falls in a "
+            f"linear schedule: update s runs at {peak:.1e} x min(1, s/{warmup:,}) x (1 - "
+            "the share of the budget used by the s - 1 updates before it), so the rate "
+            f"rises for the first {warmup:,} steps ({rise}) and then falls in a "
             "straight line to 0 at the end of the budget"
         )
     else:
