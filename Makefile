@@ -61,11 +61,12 @@ chromium:
 unit: venv
 	$(BIN)/python -m pytest -m "not browser"
 
-# The browser tests at 1280 px, those on a phone and the other tests run side by side, as
-# three pytest processes (scripts/run_tests.py); `.venv/bin/python -m pytest` runs the same
-# tests one by one.
-test: venv chromium book lint
-	$(BIN)/python scripts/run_tests.py
+# The tests run side by side as several pytest processes (scripts/run_tests.py): those
+# that do not need the built book start at once, while the book is built; the browser
+# tests (1280 px and phone, three parts each) once it is. `.venv/bin/python -m pytest`
+# runs the same tests one by one, on a book built before.
+test: venv chromium lint
+	$(BIN)/python scripts/run_tests.py --book-command "$(MAKE) --no-print-directory book"
 
 # Full-page screenshots of every page, at 1280 px and on a phone, in _build/screenshots/
 # (with the accessibility checks, which visit every page at both widths).

@@ -1,26 +1,36 @@
-"""Run the whole test suite as three pytest processes at once: what ``make test`` runs.
+"""Run the whole test suite as several pytest processes at once: what ``make test`` runs.
 
-    python scripts/run_tests.py              # every suite, side by side
+    python scripts/run_tests.py              # every suite, side by side (the book is built)
     python scripts/run_tests.py -x -q        # extra arguments go to every pytest run
+    python scripts/run_tests.py --book-command "make book"   # build the book meanwhile
 
-The browser tests (``tests/browser``: headless Chromium on the built book) spend much of
-their time waiting for the browser, and the other tests (the library, the command line,
-the notebooks as files) keep a core busy with PyTorch. Run one after the other, as a plain
-``pytest`` does, they leave a core idle for minutes; side by side they finish in about the
-time of the longest suite alone. The browser tests are split by viewport: those at
-1280 px and those on the phone (marker ``phone``) never share a page. Each suite runs in
-its usual order in its own process (a viewport's tests share one loaded page per book
-page, in the order pytest gives them), with its own temporary folder and cache.
+On two cores, one after the other as a plain ``pytest`` runs them, the tests leave a core
+idle most of the time: the browser tests (``tests/browser``: headless Chromium on the
+built book) spend most of theirs waiting for the browser, the others wait for the
+processes they start. So they run as suites, each a pytest process of its own:
 
-Each run writes its report to ``_build/test-logs/<suite>.log``; a report is printed in
-full as soon as its suite ends, and a last line says how long each took. The exit status is
-0 only when every suite passes (pytest's own status otherwise: 1 for failures, 2 for an
-interrupted run, and so on).
+* the tests that do not need the built book: ``other``, and ``slow`` (those that train a
+  model for tens of seconds). With ``--book-command`` they start at once, while the book
+  is being built (its report is ``book``);
+* once the book is built: the browser tests in three parts by page
+  (``tests/browser/conftest.py``), at 1280 px (``browser-1`` .. ``browser-3``, with the
+  tests that read the built HTML, marker ``book``) and on the phone (``phone-1`` ..
+  ``phone-3``). A part's tests share one browser and load each of its pages once;
+* last, alone: the tests that hold a wall-clock time to a limit (marker ``timing``).
+  Beside the busy suites they would measure the others' load.
+
+Each suite writes its report to ``_build/test-logs/<suite>.log``, with its own temporary
+folder and cache; a report is printed in full as soon as its suite ends, and a last line
+says how long each took. The exit status is 0 only when the book was built and every
+suite passes (pytest's own status otherwise: 1 for failures, 2 for an interrupted run, and
+so on; the book command's status if it failed, and then the suites that need the book do
+not run).
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -32,17 +42,24 @@ ROOT = Path(__file__).resolve().parents[1]
 LOGS = ROOT / "_build" / "test-logs"
 TEMP = ROOT / "_build" / "pytest-tmp"
 
-#: The suites: a name, and the pytest arguments that select it. The browser tests on the
-#: phone (``phone``: a page of their own in a phone-sized browser) share no page with the
-#: others, so they run in a process of their own.
+#: What the suites select (pytest markers): tests that need the built book, and not.
+_BOOK = "(browser or book)"
+_PARTS = {1: "not part_2 and not part_3", 2: "part_2", 3: "part_3 and not part_2"}
+
+#: The suites: a name, the pytest arguments that select it, and whether it needs the built
+#: book (it starts once ``--book-command`` has built it).
 SUITES = (
-    ("browser", ["-m", "browser and not phone and not timing"]),
-    ("phone", ["-m", "browser and phone and not timing"]),
-    ("other", ["-m", "not browser and not timing"]),
+    ("other", ["-m", f"not {_BOOK} and not slow and not timing"], False),
+    ("slow", ["-m", f"not {_BOOK} and slow and not timing"], False),
+    *(
+        (f"{name}-{part}", ["-m", f"{_BOOK} and {viewport} and {where} and not timing"], True)
+        for name, viewport in (("browser", "not phone"), ("phone", "phone"))
+        for part, where in _PARTS.items()
+    ),
 )
 #: Run after the suites above, alone: tests that hold a wall-clock time to a limit (marker
 #: ``timing``). Beside the busy suites on two cores they would measure the others' load.
-LAST = (("timing", ["-m", "timing"]),)
+LAST = (("timing", ["-m", "timing"], False),)
 
 
 @dataclass
@@ -65,11 +82,19 @@ class Run:
         return True
 
 
+def launch(name: str, command: list[str]) -> Run:
+    """Start a command, its output into the log file ``<name>.log``."""
+    LOGS.mkdir(parents=True, exist_ok=True)
+    log = LOGS / f"{name}.log"
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    with log.open("w", encoding="utf-8") as out:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+    return Run(name=name, process=process, log=log, started=time.monotonic())
+
+
 def start(name: str, select: list[str], extra: list[str]) -> Run:
     """Start one pytest process for a suite, its output into its log file."""
-    LOGS.mkdir(parents=True, exist_ok=True)
     TEMP.mkdir(parents=True, exist_ok=True)  # pytest makes only the last folder itself
-    log = LOGS / f"{name}.log"
     command = [
         sys.executable,
         "-m",
@@ -80,47 +105,77 @@ def start(name: str, select: list[str], extra: list[str]) -> Run:
         f"cache_dir={ROOT / '_build' / 'pytest-cache' / name}",
         *extra,
     ]
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    with log.open("w", encoding="utf-8") as out:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
-    return Run(name=name, process=process, log=log, started=time.monotonic())
+    return launch(name, command)
 
 
 def report(run: Run) -> None:
     """Print a finished suite's whole report."""
     bar = "=" * 20
-    print(f"\n{bar} {run.name} tests ({run.log.relative_to(ROOT)}) {bar}", flush=True)
+    what = "build" if run.name == "book" else "tests"
+    print(f"\n{bar} {run.name} {what} ({run.log.relative_to(ROOT)}) {bar}", flush=True)
     sys.stdout.write(run.log.read_text(encoding="utf-8", errors="replace"))
     sys.stdout.flush()
 
 
+def _book_command(args: list[str]) -> tuple[str | None, list[str]]:
+    """``--book-command CMD`` taken out of the arguments (the rest go to pytest)."""
+    if "--book-command" not in args:
+        return None, args
+    i = args.index("--book-command")
+    if i + 1 >= len(args) or not args[i + 1].strip():
+        raise SystemExit('run_tests.py: --book-command needs a command, e.g. "make book"')
+    return args[i + 1], args[:i] + args[i + 2 :]
+
+
 def main(argv: list[str] | None = None) -> int:
-    extra = list(sys.argv[1:] if argv is None else argv)
+    book_command, extra = _book_command(list(sys.argv[1:] if argv is None else argv))
     began = time.monotonic()
     print(
-        "Running the browser tests (1280 px, phone) and the other tests side by side, then "
-        "the timing tests alone; "
-        "their reports follow "
-        f"as each ends (live: {LOGS.relative_to(ROOT)}/*.log).",
+        "Running the test suites side by side"
+        + (", the book being built meanwhile for those that need it" if book_command else "")
+        + ", then the timing tests alone; their reports follow as each ends "
+        f"(live: {LOGS.relative_to(ROOT)}/*.log).",
         flush=True,
     )
-    runs = []
-    for phase in (SUITES, LAST):
-        started = [start(name, select, extra) for name, select in phase]
-        runs += started
-        if not _wait(started):
+    book = launch("book", shlex.split(book_command)) if book_command else None
+    later = [(name, select) for name, select, needs in SUITES if needs and book is not None]
+    first = [start(name, select, extra) for name, select, needs in SUITES if not needs or book is None]
+    runs = ([book] if book else []) + first
+    not_run: list[str] = []
+
+    def ended(run: Run) -> list[Run]:
+        if run is not book:
+            return []
+        if run.returncode != 0:
+            not_run.extend(name for name, _ in later)
+            return []
+        started = [start(name, select, extra) for name, select in later]
+        runs.extend(started)
+        return started
+
+    if not _wait(list(runs), ended):
+        return 2
+    if not not_run:
+        last = [start(name, select, extra) for name, select, _ in LAST]
+        runs += last
+        if not _wait(last, lambda run: []):
             return 2
+    else:
+        not_run += [name for name, _, _ in LAST]
     took = ", ".join(
         f"{run.name} {run.seconds:.0f} s ({'passed' if run.returncode == 0 else 'FAILED'})"
         for run in runs
     )
+    if not_run:
+        took += f"; not run, as the book did not build: {', '.join(not_run)}"
     print(f"\nAll suites done in {time.monotonic() - began:.0f} s: {took}.", flush=True)
     failed = [run.returncode for run in runs if run.returncode != 0]
     return failed[0] if failed else 0
 
 
-def _wait(runs: list[Run]) -> bool:
-    """Wait for the runs, printing each report as it ends; False if interrupted (Ctrl-C)."""
+def _wait(runs: list[Run], ended) -> bool:
+    """Wait for the runs, printing each report as it ends; ``ended(run)`` may return runs
+    to wait for as well. False if interrupted (Ctrl-C)."""
     waiting = list(runs)
     try:
         while waiting:
@@ -128,6 +183,7 @@ def _wait(runs: list[Run]) -> bool:
                 if run.poll():
                     waiting.remove(run)
                     report(run)
+                    waiting += ended(run)
             time.sleep(0.5)
     except KeyboardInterrupt:
         for run in waiting:

@@ -12,6 +12,17 @@ torch.set_num_threads(1)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+#: Test files that read the built book (``_build/html``) without a browser: marked ``book``,
+#: so that ``make test`` runs them once the book is built (``scripts/run_tests.py``), not
+#: beside the build.
+READ_THE_BUILT_BOOK = {"test_book.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in READ_THE_BUILT_BOOK and item.path.parent.name == "tests":
+            item.add_marker(pytest.mark.book)
+
 
 @pytest.fixture(scope="session")
 def corpus_path() -> Path:

@@ -20,6 +20,8 @@ from transformer_lib.pipeline import training
 from transformer_lib.pipeline.checkpoints import CheckpointError, load_checkpoint
 from transformer_lib.pipeline.run_folder import RunFolderBusy, lock_run_folder
 
+pytestmark = pytest.mark.slow  # training runs in real processes
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RUN_FOLDER_PY = str(REPO_ROOT / "transformer_lib" / "pipeline" / "run_folder.py")
 QUIET = ["--no-progress", "--final-bleu", "none", "--max-tokens", "256", "--eval-every", "0"]

@@ -18,9 +18,12 @@ from transformer_lib.pipeline.training import read_log
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.skipif(
-    not torch.distributed.is_available(), reason="torch.distributed is not available"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not torch.distributed.is_available(), reason="torch.distributed is not available"
+    ),
+    pytest.mark.slow,  # two torchrun launches of two training processes each
+]
 
 # Run inside each rank: resume the CLI run with the trainer instrumented, then save what
 # this rank did (its weights, the batches it trained on, the files it wrote).

@@ -25,6 +25,8 @@ from transformer_lib.pipeline.checkpoints import CheckpointError, load_checkpoin
 from transformer_lib.pipeline.objectives import noam_lr
 from transformer_lib.pipeline.training import Trainer, TrainingConfig, read_log
 
+pytestmark = pytest.mark.slow  # training runs stopped and resumed in real processes
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 PAIRS = [

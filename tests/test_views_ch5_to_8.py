@@ -88,16 +88,10 @@ def test_breakdown_of_the_base_model():
     assert len(set(heads.values())) == 1  # Table 3 row (A): heads do not add parameters
 
 
-def test_parameter_explorer_static():
-    box = parameters.parameter_explorer(static=True)
-    frames = _check_static(box, n_frames=2 * len(parameters._VARIANTS))
-    assert box.controls["model"].options[0] == "base"
-    assert set(parameters.TABLE3_PARAMS) <= {name for name, _ in parameters._VARIANTS}
-    assert len(frames) <= 40
-
-
-def test_parameter_explorer_frames_share_one_scale(monkeypatch):
-    # Bars can be compared between frames only if every frame has the same x axis.
+@pytest.fixture(scope="module")
+def parameter_explorer_built():
+    """The static parameter explorer (every frame drawn: about 10 s), built once for the
+    tests below, with the x axis of every frame and its largest bar recorded."""
     scales, largest = [], []
     draw = parameters._breakdown_figure
 
@@ -107,8 +101,24 @@ def test_parameter_explorer_frames_share_one_scale(monkeypatch):
         largest.append(max(parameters.parameter_breakdown(config).values()) / 1e6)
         return fig
 
-    monkeypatch.setattr(parameters, "_breakdown_figure", recording)
-    parameters.parameter_explorer(static=True)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(parameters, "_breakdown_figure", recording)
+        box = parameters.parameter_explorer(static=True)
+    return box, scales, largest
+
+
+def test_parameter_explorer_static(parameter_explorer_built):
+    box, _, _ = parameter_explorer_built
+    frames = _check_static(box, n_frames=2 * len(parameters._VARIANTS))
+    assert box.controls["model"].options[0] == "base"
+    assert set(parameters.TABLE3_PARAMS) <= {name for name, _ in parameters._VARIANTS}
+    assert len(frames) <= 40
+
+
+def test_parameter_explorer_frames_share_one_scale(parameter_explorer_built):
+    # Bars can be compared between frames only if every frame has the same x axis.
+    _, scales, largest = parameter_explorer_built
+    draw = parameters._breakdown_figure
     assert len(scales) == 2 * len(parameters._VARIANTS)
     assert len(set(scales)) == 1 and scales[0][0] == 0
     assert scales[0][1] > max(largest)  # the largest bar fits, with room for its label

@@ -60,6 +60,40 @@ LOCAL_SCHEMES = {"data", "blob", "about", "javascript"}
 #: A test that uses one of these runs in the phone's browser (marker ``phone``).
 PHONE_FIXTURES = {"phone_visit", "phone_context"}
 
+#: The browser tests spend most of their time waiting for the browser, so ``make test``
+#: runs them in three parts, each a pytest process with a browser of its own, at each
+#: width (``scripts/run_tests.py``). A test of one page (``page_name``) is in that page's
+#: part, marked ``part_2`` or ``part_3`` (no mark: part 1); the parts are balanced by the
+#: time their pages' tests took. A page loads once in the part that has it.
+PAGE_PARTS = {
+    "chapters/02_tokens_and_embeddings": 2,
+    "chapters/08_encoder_decoder": 2,
+    "chapters/10_decoding_and_evaluation": 2,
+    "chapters/11_inside_the_trained_model": 2,
+    "chapters/04_multi_head_attention": 3,
+    "chapters/05_positional_encoding": 3,
+    "chapters/07_feed_forward_and_layer_norm": 3,
+    "chapters/12_decoder_only": 3,
+    "chapters/14_where_next": 3,
+}
+#: The part of the other tests, by file: with the fixture or page they share (the small
+#: book of test_folds.py and the self-check's pages; the in-browser translator, which
+#: opens chapter 4's page; the grids of heads, also chapter 4's).
+FILE_PARTS = {
+    "test_folds.py": 2,
+    "test_self_check_in_browser.py": 2,
+    "test_live_model.py": 3,
+    "test_phone_figures.py": 3,
+}
+
+
+def browser_part(item) -> int:
+    """Which part (1, 2 or 3) a browser test is run in by ``make test``."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "page_name" in callspec.params:
+        return PAGE_PARTS.get(callspec.params["page_name"], 1)
+    return FILE_PARTS.get(item.path.name, 1)
+
 
 def pytest_collection_modifyitems(config, items):
     here = Path(__file__).parent
@@ -68,6 +102,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
             if PHONE_FIXTURES & set(getattr(item, "fixturenames", ())):
                 item.add_marker(pytest.mark.phone)
+            part = browser_part(item)
+            if part > 1:
+                item.add_marker(getattr(pytest.mark, f"part_{part}"))
 
 
 def pytest_terminal_summary(terminalreporter):
