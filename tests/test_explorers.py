@@ -386,6 +386,39 @@ def test_head_ablation_static_restores_gates(translator, few_states):
     assert slider.options[:2] == ("none", "cross layer 0, head 0")
 
 
+def test_head_ablation_rows_are_the_tokens_being_written(translator):
+    # The chapter names a decoder row by the token it writes (row i reads <bos> +
+    # translation[i] and writes translation[i], <eos> last); the ablation frames too.
+    from transformer_lib.views.explorers.model_runs import _translate
+
+    run = _translate(translator, ablation.ABLATION_SENTENCE)
+    drawn = {}
+
+    class Grid:
+        def render(self, mats, q, k, *, title, **kw):
+            drawn.update(q=list(q), k=list(k), title=title)
+            return b""
+
+    ablation._ablation_png(Grid(), run, run, (), "all heads on", False)
+    assert drawn["q"] == run.written_tokens and drawn["q"][:-1] == run.tgt_tokens[1:]
+    assert run.tgt_tokens[0] == "<bos>" != drawn["q"][0]  # the first row writes a word
+    assert drawn["k"] == run.src_tokens
+    assert "German token being written" in drawn["title"] and "English" in drawn["title"]
+
+
+def test_head_ablation_frames_say_what_the_model_writes(translator, few_states):
+    from transformer_lib.views.explorers.model_runs import _translate
+
+    translator.model.reset_head_gates()
+    box = explorers.head_ablation_explorer(translator, static=True)
+    base = _translate(translator, ablation.ABLATION_SENTENCE).translation
+    said = box.frame_descriptions
+    assert said[0] == f"all heads on: the model writes “{base}”"
+    assert said[1].startswith("cross-attention layer 0, head 0 off: the model writes “")
+    alt = next(c.value for c in box.children if "explorer-alt" in getattr(c, "value", ""))
+    assert "German token being written" in alt
+
+
 def test_head_ablation_slider_names_each_ablation():
     names = [ablation._slider_label(off, 2, 4) for _, off in ablation._ablations(2, 4)]
     assert len(set(names)) == len(names), "two ablations share a name"

@@ -34,6 +34,9 @@ __all__ = ["ABLATION_SENTENCE", "head_ablation_explorer"]
 
 ABLATION_SENTENCE = "The children are playing in the garden."
 
+#: What the rows and columns of a frame are (as in the attention explorer).
+_CROSS_AXES = "rows: the German token being written; columns: the English tokens read"
+
 
 def _ablations(n_layers: int, n_heads: int) -> list[tuple[str, tuple[tuple[str, int, int], ...]]]:
     """The precomputed ablations: none, each cross head, whole layers, whole kinds."""
@@ -108,11 +111,18 @@ def _ablation_png(
     lines = [f"Source: “{run.source}”", f"All heads on: “{base.translation}”"]
     if switched:  # the first frame switches nothing off: one translation line is enough
         lines.append(f"{label[0].upper() + label[1:]}: “{run.translation}”{same}")
-    lines.append("Cross-attention of that translation (decoder queries, source keys):")
+    queries = run.tgt_tokens
+    if len(run.written_tokens) == len(queries):
+        # Row i reads <bos> + translation[i] and writes token i: name it by what it
+        # writes, as every cross-attention map of chapter 11 does.
+        queries = run.written_tokens
+        lines.append(f"Cross-attention of that translation ({_CROSS_AXES}):")
+    else:
+        lines.append("Cross-attention of that translation (decoder queries, source keys):")
     title = "\n".join(lines)
     return grid.render(
         mats,
-        run.tgt_tokens,
+        queries,
         run.src_tokens,
         title=title,
         panel_titles=[f"layer {ly}, head {h}" for ly in range(n_layers) for h in range(n_heads)],
@@ -171,11 +181,13 @@ def head_ablation_explorer(
         specs = _ablations(n_layers, n_heads)
         grid = _HeadGrid(dpi=FRAME_DPI)
         base = _translate(translator, sentence)
-        frames = []
+        frames, said = [], []
         for label, off in specs:
             with _heads_off(model, off):
                 run = _translate(translator, sentence)
             frames.append(_ablation_png(grid, base, run, off, label, True))
+            same = " (unchanged)" if off and run.translation == base.translation else ""
+            said.append(f"{label}: the model writes “{run.translation}”{same}")
         # Labelled steps, so that the readout says which heads are off (not a bare index).
         step = widgets.SelectionSlider(
             options=[_slider_label(off, n_layers, n_heads) for _, off in specs],
@@ -195,15 +207,18 @@ def head_ablation_explorer(
         box = static_explorer(
             title,
             "Step through the ablations with the slider or pick one from the menu. Hatched "
-            "panels are heads that are switched off.",
+            "panels are heads that are switched off; rows are the German tokens being "
+            "written, columns the English tokens read.",
             [step, menu],
             {"ablation": step, "menu": menu},
             [step],
             frames,
             note=KERNEL_NOTE.replace("Typing your own sentence", "Choosing your own heads"),
-            alt="Cross-attention heatmaps of every head for one sentence, with the chosen "
-            "heads hatched as switched off, and the translation with those heads off "
-            "compared word by word to the full model's translation.",
+            alt="Cross-attention heatmaps of every head for one sentence, one row for each "
+            "German token being written and one column for each English token read, with "
+            "the chosen heads hatched as switched off, and the translation with those "
+            "heads off under the full model's translation.",
+            describe=lambda i: said[i],
         )
         # The menu selects the same frames as the slider (both tied to the one stack).
         box.links.append(widgets.jslink((menu, "index"), (box.stack, "selected_index")))
@@ -264,7 +279,8 @@ def head_ablation_explorer(
     box = live_explorer(
         title,
         "Pressed = head on. Click a head to switch it off; changed words are highlighted. "
-        "Hatched panels are heads that are off.",
+        "Hatched panels are heads that are off; rows are the German tokens being written, "
+        "columns the English tokens read.",
         [text, *rows, reset],
         controls,
         draw,
