@@ -14,9 +14,10 @@ page but folded, behind a label that says what is inside. A fold is any of
   admonitions with ``:class: dropdown`` (sphinx-togglebutton, made by a script).
 
 For each fold on each page the tests check that its visible label is not a generic one
-("Show code cell source", "Click to show"), that it opens and closes by mouse and by
-keyboard alone (Enter, Space), and that a screen reader announces it by that label
-(WCAG 2.5.3, label in name). Pages that still have generic labels are listed in
+("Show code cell source", "Click to show") and is not shared by another fold of the page
+(Show/Hide aside), that it opens and closes by mouse and by keyboard alone (Enter,
+Space), and that a screen reader announces it by that label (WCAG 2.5.3, label in
+name). Pages that still have generic labels are listed in
 ``PAGES_WITH_GENERIC_FOLD_LABELS``: their test is an expected failure that reports the
 unlabelled folds (``pytest -rx``), and it fails as XPASS once the page is labelled, so the
 list only shrinks.
@@ -211,6 +212,29 @@ def label_problems(folds: list[dict]) -> list[str]:
     ]
 
 
+def _label_key(label: str) -> str:
+    """What tells two folds apart: the label without its Show/Hide verb (an open fold of
+    myst-nb or ``show_source`` reads "Hide ...", a closed one "Show ..."), case and
+    spacing."""
+    return re.sub(r"^(show|hide)\s+", "", " ".join(label.split()).lower())
+
+
+def duplicate_label_problems(folds: list[dict]) -> list[str]:
+    """Labels that two or more folds of one page share: a reader who opens one cannot tell
+    from the label which it is (empty labels are :func:`label_problems`' concern)."""
+    by_label: dict[str, list[dict]] = {}
+    for f in folds:
+        if _label_key(f["label"]):
+            by_label.setdefault(_label_key(f["label"]), []).append(f)
+    return [
+        f"{len(same)} folds share the label {same[0]['label']!r}: "
+        + ", ".join(describe(f) for f in same)
+        + "; give each a label that says what only it holds"
+        for same in by_label.values()
+        if len(same) > 1
+    ]
+
+
 def name_problems(folds: list[dict]) -> list[str]:
     """Folds whose control a screen reader does not announce by the visible label."""
     problems = []
@@ -294,6 +318,34 @@ def test_every_fold_has_a_label_that_says_what_is_inside(visit, page_name, reque
         )
     problems = label_problems(folds)
     assert not problems, f"{page_name}: {len(problems)} of {len(folds)} folds:" + _listing(problems)
+
+
+def test_every_fold_label_is_unique_on_its_page(visit, page_name):
+    _, folds = _folds_or_skip(visit, page_name)  # the page loaded once for all the tests
+    problems = duplicate_label_problems(folds)
+    assert not problems, f"{page_name}:" + _listing(problems)
+
+
+def test_duplicate_fold_labels_are_reported():
+    def fold(index, label, kind="code cell (hide-input)"):
+        return {"index": index, "kind": kind, "label": label, "section": "a-section"}
+
+    folds = [
+        fold(0, "Show the code that builds the table"),
+        fold(1, "Show the whole `Transformer` source (150 lines)", "show_source fold"),
+        fold(2, "Hide the code  that builds the table"),  # open: the same label
+        fold(3, "Show the code that builds the table of the presets"),
+        fold(4, "Show the whole `Transformer` source (150 lines)", "show_source fold"),
+        fold(5, ""),  # no label: label_problems reports it, not this check
+        fold(6, ""),
+    ]
+    problems = duplicate_label_problems(folds)
+    assert len(problems) == 2, problems
+    assert problems[0].startswith("2 folds share the label 'Show the code that builds the table'")
+    assert "fold 1 (" in problems[0] and "fold 3 (" in problems[0]
+    assert "fold 4 (" not in problems[0]
+    assert "fold 2 (" in problems[1] and "fold 5 (" in problems[1]
+    assert duplicate_label_problems(folds[:2] + folds[3:4]) == []
 
 
 def test_every_fold_opens_by_click_and_by_keyboard(visit, page_name):
@@ -569,6 +621,7 @@ def test_the_convention_gives_labelled_folds_that_open(minibook):
     assert labels["show_source fold"].startswith("Show the whole batch_indices source (")
     assert labels["{dropdown}"] == "Going deeper: where the variance comes from"
     assert label_problems(folds) == []
+    assert duplicate_label_problems(folds) == []
     assert opening_problems(page, folds) == []
     # Only myst-nb's own aria-label can hide a label from a screen reader here.
     names = name_problems(folds)
@@ -590,6 +643,7 @@ def test_generic_folds_are_reported(minibook):
     assert len(problems) == 2  # "Show code cell source" and "Click to show"
     assert any("'Show code cell source'" in p for p in problems)
     assert any("'Click to show'" in p for p in problems)
+    assert duplicate_label_problems(folds) == []  # generic, but each once
     # The admonition's label is its title, but its button is announced generically.
     names = name_problems(folds)
     assert any("admonition dropdown" in p and "'Toggle hidden content'" in p for p in names)
