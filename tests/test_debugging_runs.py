@@ -201,3 +201,19 @@ def test_the_symptom_figure_is_readable_in_the_text_column(runs):
     assert min(sizes) * 630 / width >= 11
     healthy_map, buggy_map = fig.axes[1:3]  # the same queries: labelled once, on the left
     assert healthy_map.get_ylabel() and not buggy_map.get_ylabel()
+
+
+def test_the_loss_curves_fit_a_phone_column(runs):
+    """One panel gets no stacked phone version, so Figure 13.1 is drawn narrow enough for
+    a phone's column to show it whole with its smallest text at 9 CSS px."""
+    from transformer_lib.views.phone_layout import MIN_TEXT_PX, PHONE_COLUMN_PX
+    from transformer_lib.views.text_size import recording_text_sizes
+
+    fig = debugging.plot_loss_curves(
+        runs, ["single_frequency_pe"], title="Training loss, single-frequency positional encoding"
+    )  # the chapter's title
+    png = io.BytesIO()
+    with recording_text_sizes() as sizes:
+        fig.savefig(png, format="png", dpi=100, bbox_inches="tight")  # as the page's
+    width = int.from_bytes(png.getvalue()[16:20], "big")
+    assert min(sizes) * PHONE_COLUMN_PX / width >= MIN_TEXT_PX

@@ -41,6 +41,7 @@ from .style import _RC, OKABE_ITO, _new_figure, _styled
 __all__ = [
     "HEALTHY",
     "KIND_TITLES",
+    "LOSS_CURVES_SIZE",
     "baseline_of",
     "describe_symptoms",
     "load_runs",
@@ -156,6 +157,11 @@ def _draw_curves(
     ax.grid(alpha=0.3)
 
 
+#: Size (inches) of :func:`plot_loss_curves`' figure: at 100 dpi its image is about 510 px
+#: wide, which a 350-px phone column shows whole with its smallest text (10 pt) at 9 px.
+LOSS_CURVES_SIZE = (5.0, 2.9)
+
+
 @_styled
 def plot_loss_curves(
     runs: dict[str, Any],
@@ -170,9 +176,13 @@ def plot_loss_curves(
     The baseline (the healthy model) is the thick black line; the others get the Okabe-Ito
     colours and distinct dash patterns, named in the legend. The loss is the label-smoothed
     training objective (§5.4), each point the mean over the steps since the previous one.
+
+    The figure is :data:`LOSS_CURVES_SIZE`: one panel gets no stacked phone version
+    (:mod:`~transformer_lib.views.phone_layout`), so it is drawn narrow enough for a phone's
+    column to show it whole with its 10-point text at 9 CSS px (keep the title as short).
     """
     if ax is None:
-        fig, ax = _new_figure((7.0, 3.8))
+        fig, ax = _new_figure(LOSS_CURVES_SIZE)
     else:
         fig = ax.get_figure()
     _draw_curves(ax, runs, names, baseline)
