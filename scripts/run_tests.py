@@ -139,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     book = launch("book", shlex.split(book_command)) if book_command else None
     later = [(name, select) for name, select, needs in SUITES if needs and book is not None]
-    first = [start(name, select, extra) for name, select, needs in SUITES if not needs or book is None]
+    first = [
+        start(name, select, extra) for name, select, needs in SUITES if not needs or book is None
+    ]
     runs = ([book] if book else []) + first
     not_run: list[str] = []
 
