@@ -46,6 +46,21 @@ def test_static_frames_and_links(translator, monkeypatch):
     assert box.frame_descriptions[3].startswith("temperature 1, no cut-off: ")
 
 
+def test_temperature_slider_reads_out_the_temperature(translator, monkeypatch):
+    # The page gives a slider's handle its readout as aria-valuetext (explorer-alt.js),
+    # so a screen reader hears "0.3" … "2.5", the temperature, not the position 0 … 4.
+    from pathlib import Path
+
+    monkeypatch.setattr(sampling, "_STATIC_TEMPERATURES", (0.3, 1.0, 2.5))
+    monkeypatch.setattr(sampling, "_STATIC_CUTOFFS", sampling._STATIC_CUTOFFS[:1])
+    slider = sampling.sampling_explorer(translator, static=True).controls["temperature"]
+    assert isinstance(slider, widgets.SelectionSlider) and slider.readout
+    assert slider.options == ("0.3", "1", "2.5")
+    assert (slider.index, slider.label) == (1, "1")
+    script = Path(__file__).parents[1] / "_static" / "explorer-alt.js"
+    assert 'setAttribute("aria-valuetext", readout.textContent' in script.read_text()
+
+
 def _nucleus_size(probs: torch.Tensor, p: float) -> int:
     """The smallest number of likeliest tokens whose probabilities add up to at least p."""
     total = 0.0
