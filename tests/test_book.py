@@ -214,3 +214,25 @@ def test_every_link_in_the_page_leads_to_a_file_of_the_book(page):
         if not (here / target).exists():
             broken.append(href)
     assert not broken, f"{page} links to files the book does not have: {broken}"
+
+
+def _book_title() -> str:
+    import yaml
+
+    config = yaml.safe_load((BOOK_DIR / "_config.yml").read_text(encoding="utf-8"))
+    return config["title"]
+
+
+@built
+@pytest.mark.parametrize("page", PAGES)
+def test_browser_tab_title_names_the_book_once(page):
+    """Sphinx writes ``<title>`` as the page's title, " — " and the book's (``html_title``,
+    from ``title`` in ``_config.yml``). The front page's heading is the book's title, so
+    there the tab would read it twice: the intro gives its ``<title>`` a name of its own
+    with the ``{title}`` directive, and keeps its heading."""
+    found = re.search(r"<title>(.*?)</title>", _html(page), flags=re.S)
+    assert found, f"{page} has no <title>"
+    title = html_lib.unescape(found.group(1)).strip()
+    parts = [part.strip() for part in title.split("\u2014")]
+    assert title.count(_book_title()) == 1, f"{page}: tab title {title!r}"
+    assert len(parts) == len(set(parts)), f"{page}: tab title repeats itself: {title!r}"
