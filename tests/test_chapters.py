@@ -109,13 +109,6 @@ def test_every_exercise_check_tolerates_an_unattempted_stub(path):
 #: Tags that keep a cell's code off the page: a reader never sees what it defines.
 HIDDEN_CODE_TAGS = {"remove-input", "remove-cell"}
 
-#: Known cases: (cell id, name) of shown code that reads a name defined only in hidden
-#: code. Delete an entry once its chapter shows the definition; any other case fails.
-KNOWN_HIDDEN_NAMES = {
-    "07_feed_forward_and_layer_norm": {("ch07-ffn-census", "d_ff")},
-    "11_inside_the_trained_model": {("8edb47106e1a46a883d545849b8ab81b", "its_maps")},
-}
-
 
 def _code(cell: dict) -> str:
     lines = "".join(cell["source"]).splitlines()
@@ -173,8 +166,7 @@ def test_shown_code_uses_no_name_from_hidden_cells(path):
         else:
             found |= {(cell.get("id"), n) for n in reads - shown if n in hidden}
             shown |= binds
-    known = KNOWN_HIDDEN_NAMES.get(path.stem, set())
-    new = sorted(found - known)
+    new = sorted(found)
     where = [f"{cell} reads {name} (defined in {hidden[name]})" for cell, name in new]
     assert not new, (
         f"{path.name}: shown code reads names that only hidden cells define: {where}; "
