@@ -985,3 +985,66 @@ def test_kv_cache_live_redraws():
     box.controls["context"].value = 1_024
     _check_live(box)
     assert _png(box) != after_g
+
+
+# --------------------------------------------------------------------------- phone frames
+def _phone_frames(monkeypatch, static_env: bool, make_figure) -> tuple[bytes, bytes]:
+    """(the frame as the build makes it, the same frame drawn without a phone version)."""
+    from transformer_lib.views.explorers.frames import figure_to_png
+
+    if static_env:
+        monkeypatch.setenv(explorers.STATIC_ENV_VAR, "1")
+    else:
+        monkeypatch.delenv(explorers.STATIC_ENV_VAR, raising=False)
+    return figure_to_png(make_figure()), figure_to_png(make_figure(), phone=False)
+
+
+def test_a_static_two_panel_frame_carries_its_phone_version(monkeypatch):
+    from transformer_lib.views.explorers.frames import MIN_TEXT_PX, readable_width
+    from transformer_lib.views.phone_layout import PHONE_COLUMN_PX, phone_png, strip_phone_png
+    from transformer_lib.views.text_size import png_text_size
+
+    png, desktop = _phone_frames(
+        monkeypatch, True, lambda: temperature._temperature_figure(6, 64, 8.0, 1)
+    )
+    assert readable_width(desktop) > PHONE_COLUMN_PX  # it scrolled on a phone
+    phone = phone_png(png)
+    assert phone is not None and phone.startswith(PNG_MAGIC)
+    assert strip_phone_png(png) == desktop  # the desktop frame is unchanged
+    width, height = (int.from_bytes(phone[i : i + 4], "big") for i in (16, 20))
+    assert width <= PHONE_COLUMN_PX and height > width  # two panels, one above the other
+    assert png_text_size(phone) >= MIN_TEXT_PX  # shown at its own size on a phone
+    assert readable_width(phone) <= PHONE_COLUMN_PX
+
+
+def test_a_frame_that_does_not_qualify_carries_no_phone_version(monkeypatch):
+    from transformer_lib.views.explorers.frames import new_figure
+    from transformer_lib.views.phone_layout import phone_png
+
+    # Chapter 5's frame: its colour bar sits in inset axes (cax=), which phone_layout
+    # does not re-lay out.
+    png, desktop = _phone_frames(monkeypatch, True, lambda: positions._pe_figure(128, 100, 10))
+    assert phone_png(png) is None and png == desktop
+
+    def one_panel():
+        fig = new_figure((8.6, 4.0))
+        fig.subplots().plot([0, 1], [1, 0], label="a line")
+        return fig
+
+    png, desktop = _phone_frames(monkeypatch, True, one_panel)
+    assert phone_png(png) is None and png == desktop
+
+
+def test_outside_the_static_build_no_frame_carries_a_phone_version(monkeypatch, few_states):
+    from transformer_lib.views.phone_layout import phone_png
+
+    png, desktop = _phone_frames(
+        monkeypatch, False, lambda: temperature._temperature_figure(6, 64, 8.0, 1)
+    )
+    assert phone_png(png) is None and png == desktop
+    # static=True in a notebook (no book build): the frames are the desktop ones only.
+    box = explorers.temperature_explorer(static=True)
+    assert all(phone_png(f) is None for f in _frames(box.stack))
+    monkeypatch.setenv(explorers.STATIC_ENV_VAR, "1")
+    box = explorers.temperature_explorer()
+    assert all(phone_png(f) is not None for f in _frames(box.stack))

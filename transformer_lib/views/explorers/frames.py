@@ -15,6 +15,18 @@ it precomputes); this module says *how* it becomes a widget, in two versions:
   its smallest text needs (:data:`MIN_TEXT_PX`): on a narrow screen a frame keeps that size
   and scrolls sideways in its box instead of shrinking.
 
+  **Phone frames.** A frame of several panels too wide for a phone's column also
+  carries its phone version, the panels stacked in one column (drawn by
+  :mod:`~transformer_lib.views.phone_layout`, with its rules for which figures qualify,
+  and carried in the frame PNG's ``phOn`` chunk); on a screen up to 600 px wide
+  ``_static/explorer-alt.js`` shows that version instead, with the same description and
+  alt text. Only the static build draws them (:func:`static_mode`). The cost, measured on
+  chapters 3 and 4: about 0.2 s of CPU per qualifying frame, and each phone frame weighs
+  about as much as its desktop one (the widget state of those pages about doubles). No
+  explorer of the book has more than 40 frames (``tests/test_explorers.py``), so every
+  qualifying frame gets one; an explorer with hundreds of frames would pass
+  ``phone=False`` to :func:`figure_to_png`.
+
 The interface, in the order an explorer module uses it:
 
 ==============================  ==========================================================
@@ -195,21 +207,51 @@ def _canvas_png(fig, palette: bool) -> bytes:
     return with_text_size(encode_png(np.ascontiguousarray(rgba[..., :3]), palette), sizes)
 
 
-def figure_to_png(fig, dpi: int = FRAME_DPI, palette: bool = True) -> bytes:
+def _with_phone_frame(fig, png: bytes, palette: bool) -> bytes:
+    """``png`` carrying the phone version of ``fig`` when it qualifies (the rules of
+    :mod:`~transformer_lib.views.phone_layout`), else ``png`` unchanged."""
+    import matplotlib as mpl
+
+    from ..phone_layout import phone_version, with_phone_png
+
+    # At the frame's resolution (a kernel may set savefig.dpi for inline figures).
+    with book_style(), mpl.rc_context({"savefig.dpi": "figure"}):
+        phone = phone_version(fig, png, png_text_size(png))
+    if phone is None:
+        return png
+    if palette:  # as small as the desktop frame: 256 colours
+        from PIL import Image
+
+        rgb = np.asarray(Image.open(io.BytesIO(phone)).convert("RGB"))
+        phone = with_text_size(encode_png(rgb, palette=True), [png_text_size(phone)])
+    return with_phone_png(png, phone)
+
+
+def figure_to_png(
+    fig, dpi: int = FRAME_DPI, palette: bool = True, phone: bool | None = None
+) -> bytes:
     """Render a matplotlib figure to PNG bytes, small enough to store many in a page.
 
     The PNG records its smallest text (:mod:`~transformer_lib.views.text_size`), which
-    the page uses to keep it readable.
+    the page uses to keep it readable. In the static build, a figure of several panels
+    too wide for a phone also carries its phone version (the panels stacked in one
+    column, :mod:`~transformer_lib.views.phone_layout`), which ``_static/explorer-alt.js``
+    shows instead on a narrow screen; a figure that does not qualify keeps its desktop
+    frame only.
 
     Args:
         fig: the figure (it is closed if pyplot knows it).
         dpi: resolution; 72–90 keeps a typical figure at 20–40 KB.
         palette: reduce to 256 colours, which shrinks the file about threefold.
+        phone: whether to add the phone version when the figure qualifies; default
+            :func:`static_mode` (Jupyter and Colab never draw one).
     """
     import matplotlib.pyplot as plt
 
     fig.set_dpi(dpi)
     png = _canvas_png(fig, palette)
+    if static_mode() if phone is None else phone:
+        png = _with_phone_frame(fig, png, palette)
     plt.close(fig)  # no-op for figures made by new_figure
     return png
 
