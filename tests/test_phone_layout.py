@@ -269,3 +269,31 @@ def test_the_page_shows_the_phone_version_and_strips_it_from_the_desktop_png(
     assert desktop == phone_layout.strip_phone_png(grid)
     assert png_text_size(desktop) == png_text_size(grid)  # the text size stays
     assert Path(app.outdir, "_images", "single.png").read_bytes() == single
+
+
+def test_a_panels_own_colour_bar_stays_within_the_panels_height(inline_png, monkeypatch):
+    """An image of fixed aspect draws its panel shorter than the colour bar beside it on
+    the desktop; stacked, the bar must not climb over the panel's title (chapter 4's head
+    explorer) nor leave room above the panel for it."""
+    fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.6), layout="constrained")
+    weights = np.random.default_rng(0).dirichlet(np.ones(len(WORDS)), size=len(WORDS))
+    for ax, title in zip(axes, ("one head", "mean of the heads")):
+        image = ax.imshow(weights, aspect="equal")
+        ax.set_title(title)
+        ax.set_xticks(range(len(WORDS)), WORDS, rotation=45)
+        ax.set_yticks(range(len(WORDS)), WORDS)
+    bar = fig.colorbar(image, ax=axes[1], label="weight")
+    seen = {}
+    draw = phone_layout._draw
+
+    def spy(fig, dpi):
+        seen["panel"] = axes[1].get_position(original=True)
+        seen["bar"] = bar.ax.get_position(original=True)
+        return draw(fig, dpi)
+
+    monkeypatch.setattr(phone_layout, "_draw", spy)
+    png = inline_png(fig)
+    assert phone_layout.phone_png(png) is not None
+    panel, bar_box = seen["panel"], seen["bar"]
+    assert bar_box.y0 >= panel.y0 - 1e-6 and bar_box.y1 <= panel.y1 + 1e-6
+    assert bar_box.height > 0.8 * panel.height

@@ -249,6 +249,8 @@ def _label_every_panel(panels, undo: _Undo) -> None:
 
 def _wrap(text_artist, width_px: float, renderer, undo: _Undo) -> None:
     """Break a title into lines no wider than ``width_px`` (plain text only)."""
+    if text_artist is None:  # a figure without a suptitle
+        return
     text = text_artist.get_text()
     if not text.strip() or "$" in text or "\n" in text or not text_artist.get_visible():
         return
@@ -316,11 +318,18 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
     sides = {}
     for ax in panels:
         box = boxes[ax]
-        x0, y0, x1, y1 = _extents(
+        x0, _, x1, _ = _extents(
             [box, ax.xaxis.get_tightbbox(renderer), ax.yaxis.get_tightbbox(renderer)]
             + [b.get_tightbbox(renderer) for b in own[ax]]
         )
-        sides[ax] = ((box.x0 - x0) / dpi, (x1 - box.x1) / dpi, (box.y0 - y0) / dpi)
+        # Below: the panel's labels; its own colour bar is kept within the panel's height
+        # (an image of fixed aspect draws a panel shorter than the bar beside it), so only
+        # what hangs under the bar's foot counts.
+        _, y0, _, _ = _extents(
+            [box, ax.xaxis.get_tightbbox(renderer), ax.yaxis.get_tightbbox(renderer)]
+        )
+        under = max([boxes[b].y0 - b.get_tightbbox(renderer).y0 for b in own[ax]], default=0)
+        sides[ax] = ((box.x0 - x0) / dpi, (x1 - box.x1) / dpi, max(box.y0 - y0, under) / dpi)
     left = max(v[0] for v in sides.values())
     right = max(v[1] for v in sides.values())
     sup_y = _text_box(fig._supylabel, renderer)
@@ -357,8 +366,9 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
     for ax in panels:
         box = boxes[ax]
         tops = [_text_box(t, renderer) for t in (ax.title, ax._left_title, ax._right_title)]
-        _, _, _, y1 = _extents([box, *tops] + [b.get_tightbbox(renderer) for b in own[ax]])
-        top = (y1 - box.y1) / dpi
+        _, _, _, y1 = _extents([box, *tops])
+        over = max([b.get_tightbbox(renderer).y1 - boxes[b].y1 for b in own[ax]], default=0)
+        top = max(y1 - box.y1, over) / dpi
         aspect = min(max(box.height / box.width, 0.3), 1.6)
         height = panel_w * aspect
         y += top
@@ -392,11 +402,12 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
         for bar in own[ax]:  # beside its panel, where it was, as long relative to it
             bb = boxes[bar]
             scale = height / (box.height / dpi)
+            offset = max(0.0, (box.y1 - bb.y1) / dpi * scale)  # never above the panel
             bar_places[bar] = (
                 x0 + panel_w + (bb.x0 - box.x1) / dpi,
-                top + (box.y1 - bb.y1) / dpi * scale,
+                top + offset,
                 bb.width / dpi,
-                bb.height / dpi * scale,
+                min(bb.height / dpi * scale, height - offset),  # nor below it
             )
     for bar, place in bar_places.items():
         _set_box(bar, place, size, undo)
