@@ -84,6 +84,7 @@ FILE_PARTS = {
     "test_self_check_in_browser.py": 2,
     "test_live_model.py": 3,
     "test_phone_figures.py": 3,
+    "test_phone_explorers.py": 3,
 }
 
 
