@@ -100,13 +100,28 @@ SVG_AND_CANVAS_TEXT = """(article) => {
 }"""
 
 
+# Two frames (so that transitions just triggered have started), then until every running
+# animation and transition has ended (at most 3 s). Colours measured half-way through a
+# transition (a theme change; the theme's "Back to top" button fading in after a scroll)
+# are neither the old nor the new ones.
+ANIMATIONS_SETTLED = """async () => {
+  const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+  await frame(); await frame();
+  const done = Promise.all(document.getAnimations().map((a) => a.finished.catch(() => null)));
+  await Promise.race([done, new Promise((r) => setTimeout(r, 3000))]);
+  await frame();
+}"""
+
+
 def axe(page, rules: list[str] | None = None, context: object = None) -> list[dict]:
     """Run axe-core on ``page``: its violations of the WCAG 2.1 A and AA rules (or only of
     ``rules``), each ``{id, impact, help, nodes: [target and HTML, ...]}``.
 
     axe is injected into the page (the book never loads it). It is evaluated with no AMD
-    ``define`` in sight, as the widget pages load require.js.
+    ``define`` in sight, as the widget pages load require.js. It runs once the page's
+    animations and transitions have ended (:data:`ANIMATIONS_SETTLED`).
     """
+    page.evaluate(ANIMATIONS_SETTLED)
     if not page.evaluate("() => Boolean(window.axe)"):
         page.evaluate(
             "source => (new Function('define', 'module', 'exports', source))()",

@@ -15,7 +15,13 @@
 from __future__ import annotations
 
 import pytest
-from page_checks import SAVE_SCREENSHOTS, SCREENSHOTS, axe, wait_for_translators
+from page_checks import (
+    ANIMATIONS_SETTLED,
+    SAVE_SCREENSHOTS,
+    SCREENSHOTS,
+    axe,
+    wait_for_translators,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -70,20 +76,9 @@ PANEL_COLOURS = """(selector) => {
 }"""
 
 
-# After a change of theme: two frames (so the theme's colour transitions have started),
-# then until every running transition has ended (at most 3 s). A fixed wait measured the
-# search button's text half-way through its transition on a busy machine.
-THEME_SETTLED = """async () => {
-  const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
-  await frame(); await frame();
-  const done = Promise.all(document.getAnimations().map((a) => a.finished.catch(() => null)));
-  await Promise.race([done, new Promise((r) => setTimeout(r, 3000))]);
-  await frame();
-}"""
-
-
 def _theme_settled(page) -> None:
-    page.evaluate(THEME_SETTLED)
+    """After a change of theme: until its colour transitions have ended."""
+    page.evaluate(ANIMATIONS_SETTLED)
 
 
 def _save_panels(page, page_name: str) -> None:
