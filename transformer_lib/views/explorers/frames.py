@@ -21,11 +21,12 @@ it precomputes); this module says *how* it becomes a widget, in two versions:
   and carried in the frame PNG's ``phOn`` chunk); on a screen up to 600 px wide
   ``_static/explorer-alt.js`` shows that version instead, with the same description and
   alt text. Only the static build draws them (:func:`static_mode`). The cost, measured on
-  chapters 3 and 4: about 0.2 s of CPU per qualifying frame, and each phone frame weighs
-  about as much as its desktop one (the widget state of those pages about doubles). No
-  explorer of the book has more than 40 frames (``tests/test_explorers.py``), so every
-  qualifying frame gets one; an explorer with hundreds of frames would pass
-  ``phone=False`` to :func:`figure_to_png`.
+  chapters 3, 4 and 6 (5, 16 and 12 frames): 2-4 s more CPU to execute a chapter (0.1-0.4
+  s a frame), and a phone frame weighs about as much as its desktop one, so each page
+  grows by what its frames weigh (120-250 KB, about 40 %). No explorer of the book has
+  more than 40 frames (``tests/test_explorers.py``), so every qualifying frame gets one;
+  an explorer with hundreds of frames should pass ``phone=False`` to
+  :func:`figure_to_png`.
 
 The interface, in the order an explorer module uses it:
 
