@@ -9,7 +9,9 @@ bars, legends and the figure's title kept, about :data:`PHONE_WIDTH_IN` inches w
 as tall as the panels need. The phone PNG travels inside the desktop PNG, in a private
 chunk (:data:`PHONE_CHUNK`); when the page is written, the chunk is taken out of the
 desktop image, the phone image is written next to it and the page shows it on narrow
-screens (``<picture>``).
+screens (``<picture>``). The explorers' precomputed frames use it too
+(``explorers.frames.figure_to_png``): there the page swaps the frame image for its
+phone version (``_static/explorer-alt.js``).
 
 Cost: this runs right after the desktop PNG is taken, and that figure is not drawn again
 for it, so the figure itself is re-laid out (no copy) and drawn once more, only when it

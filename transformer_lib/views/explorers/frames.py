@@ -45,7 +45,7 @@ The interface, in the order an explorer module uses it:
 ==============================  ==========================================================
 
 The page side is ``_static/explorer-alt.js`` (frame descriptions, names of the controls,
-announcements) and ``_static/book.css`` (layout on narrow screens, focus).
+announcements, phone frames) and ``_static/book.css`` (layout on narrow screens, focus).
 
 ipywidgets is imported only when an explorer is built (:func:`load_ipywidgets`),
 matplotlib and Pillow only when something is drawn.
