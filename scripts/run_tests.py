@@ -42,17 +42,28 @@ ROOT = Path(__file__).resolve().parents[1]
 LOGS = ROOT / "_build" / "test-logs"
 TEMP = ROOT / "_build" / "pytest-tmp"
 
+sys.path.insert(0, str(ROOT / "tests"))
+from book_pages import BOOK_TEST_FILES  # noqa: E402  (no heavy imports)
+
 #: What the suites select (pytest markers): tests that need the built book, and not.
 _BOOK = "(browser or book)"
 _PARTS = {1: "not part_2 and not part_3", 2: "part_2", 3: "part_3 and not part_2"}
+#: Where each kind of suite collects its tests (each process imports only those files; the
+#: markers select). The tests that need the book are the browser tests and BOOK_TEST_FILES.
+_BOOK_PATHS = ["tests/browser", *(f"tests/{name}" for name in BOOK_TEST_FILES)]
+_OTHER_PATHS = ["tests", "--ignore=tests/browser"]
 
 #: The suites: a name, the pytest arguments that select it, and whether it needs the built
 #: book (it starts once ``--book-command`` has built it).
 SUITES = (
-    ("other", ["-m", f"not {_BOOK} and not slow and not timing"], False),
-    ("slow", ["-m", f"not {_BOOK} and slow and not timing"], False),
+    ("other", ["-m", f"not {_BOOK} and not slow and not timing", *_OTHER_PATHS], False),
+    ("slow", ["-m", f"not {_BOOK} and slow and not timing", *_OTHER_PATHS], False),
     *(
-        (f"{name}-{part}", ["-m", f"{_BOOK} and {viewport} and {where} and not timing"], True)
+        (
+            f"{name}-{part}",
+            ["-m", f"{_BOOK} and {viewport} and {where} and not timing", *_BOOK_PATHS],
+            True,
+        )
         for name, viewport in (("browser", "not phone"), ("phone", "phone"))
         for part, where in _PARTS.items()
     ),

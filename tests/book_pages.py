@@ -11,6 +11,11 @@ ROOT = Path(__file__).resolve().parents[1]
 BOOK_DIR = Path(os.environ.get("BOOK_DIR", ROOT))  # BOOK_DIR points the tests at another book
 HTML_DIR = BOOK_DIR / "_build" / "html"
 
+#: Test files (in tests/) that read the built book without a browser: marked ``book``
+#: (tests/conftest.py), so that ``make test`` runs them once the book is built, with the
+#: browser tests (scripts/run_tests.py).
+BOOK_TEST_FILES = ("test_book.py",)
+
 
 def toc_pages(book_dir: Path = BOOK_DIR) -> list[str]:
     """Every page of ``_toc.yml`` (root first), as paths without suffix."""

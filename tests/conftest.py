@@ -12,15 +12,12 @@ torch.set_num_threads(1)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-#: Test files that read the built book (``_build/html``) without a browser: marked ``book``,
-#: so that ``make test`` runs them once the book is built (``scripts/run_tests.py``), not
-#: beside the build.
-READ_THE_BUILT_BOOK = {"test_book.py"}
-
 
 def pytest_collection_modifyitems(config, items):
+    from book_pages import BOOK_TEST_FILES  # tests that read the built book: marker "book"
+
     for item in items:
-        if item.path.name in READ_THE_BUILT_BOOK and item.path.parent.name == "tests":
+        if item.path.name in BOOK_TEST_FILES and item.path.parent == REPO_ROOT / "tests":
             item.add_marker(pytest.mark.book)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ import run_tests  # noqa: E402
 
 
 def _expression(select: list[str]) -> str:
-    assert select[0] == "-m" and len(select) == 2, select
+    assert select[0] == "-m" and not any(a == "-m" or a == "-k" for a in select[2:]), select
     return select[1]
 
 
@@ -164,3 +165,23 @@ def test_the_browser_parts_name_pages_and_files_of_the_book():
         assert (ROOT / "tests" / "browser" / name).is_file(), name
     parts = [conftest.PAGE_PARTS.get(page, 1) for page in pages]
     assert {parts.count(n) > 0 for n in (1, 2, 3)} == {True}, parts
+
+
+def test_the_suites_collect_from_the_files_their_markers_select():
+    """The suites that need the book collect only tests/browser and BOOK_TEST_FILES, the
+    others everything but tests/browser: so a test marked browser or book in another file
+    would run in no suite."""
+    tests = ROOT / "tests"
+    marked = sorted(
+        path.name
+        for path in tests.glob("test_*.py")
+        if re.search(r"mark\.(browser|book)\b", path.read_text(encoding="utf-8"))
+    )
+    assert set(marked) <= set(run_tests.BOOK_TEST_FILES), marked
+    for name, select, needs_book in run_tests.SUITES:
+        paths = [a for a in select[2:] if not a.startswith("--")]
+        if needs_book:
+            assert paths == ["tests/browser", *(f"tests/{f}" for f in run_tests.BOOK_TEST_FILES)]
+        else:
+            assert paths == ["tests"] and "--ignore=tests/browser" in select, (name, select)
+        assert all((ROOT / p).exists() for p in paths), (name, paths)
