@@ -297,3 +297,33 @@ def test_a_panels_own_colour_bar_stays_within_the_panels_height(inline_png, monk
     panel, bar_box = seen["panel"], seen["bar"]
     assert bar_box.y0 >= panel.y0 - 1e-6 and bar_box.y1 <= panel.y1 + 1e-6
     assert bar_box.height > 0.8 * panel.height
+
+
+def _blank_edges(png: bytes) -> tuple[bool, bool]:
+    """Whether the image's leftmost and rightmost 3 pixel columns are all background:
+    text cut off at the figure's edge touches them."""
+    from PIL import Image
+
+    rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+    background = rgb[0, 0]
+    blank = lambda cols: bool((np.abs(cols - background).sum(axis=-1) < 30).all())  # noqa: E731
+    return blank(rgb[:, :3]), blank(rgb[:, -3:])
+
+
+def test_a_wide_legend_and_a_title_with_mathematics_fit_the_phone(inline_png):
+    """A legend under the panels in one row wider than the phone goes into one column, and
+    a title with $...$ is broken into lines around it: neither runs off the image."""
+    fig, axes = plt.subplots(1, 3, figsize=(9, 3), layout="constrained")
+    for i, ax in enumerate(axes):
+        for name in ("recurrent layer", "self-attention layer", "dilated convolution (k = 3)"):
+            ax.plot(np.arange(5), np.arange(5) * (i + 1), label=name)
+        ax.set_title(f"panel {i}")
+        ax.set_xlabel("position")
+    fig.suptitle("Which positions connect to which over n = 8 positions (path from $x_0$ on)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=3, frameon=False)
+    png = inline_png(fig)
+    phone = phone_layout.phone_png(png)
+    assert phone is not None
+    assert _blank_edges(phone) == (True, True)
+    assert _blank_edges(phone_layout.strip_phone_png(png)) == (True, True)  # the desktop too

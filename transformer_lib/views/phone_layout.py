@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import io
 import math
-import textwrap
+import re
 import warnings
 from collections.abc import Callable, Iterator
 
@@ -250,17 +250,28 @@ def _label_every_panel(panels, undo: _Undo) -> None:
 
 
 def _wrap(text_artist, width_px: float, renderer, undo: _Undo) -> None:
-    """Break a title into lines no wider than ``width_px`` (plain text only)."""
+    """Break a title into lines no wider than ``width_px``; mathematics (``$...$``) is
+    kept whole on its line."""
     if text_artist is None:  # a figure without a suptitle
         return
     text = text_artist.get_text()
-    if not text.strip() or "$" in text or "\n" in text or not text_artist.get_visible():
+    if not text.strip() or "\n" in text or not text_artist.get_visible():
         return
+    if text.count("$") % 2:
+        return  # a lone dollar: not mathematics this module can keep whole
     extent = text_artist.get_window_extent(renderer).width
     if extent <= width_px:
         return
-    chars = max(12, int(len(text) * width_px / extent))
-    text_artist.set_text("\n".join(textwrap.wrap(text, chars)))
+    # Words: runs of non-space characters, a $...$ counted as part of its word.
+    words = re.findall(r"(?:\$[^$]*\$|[^\s$])+", text)
+    chars = max(12, int(0.95 * len(text) * width_px / extent))  # 5% spare: widths vary
+    lines: list[str] = []
+    for word in words:
+        if lines and len(lines[-1]) + 1 + len(word) <= chars:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    text_artist.set_text("\n".join(lines))
     undo.add(lambda: text_artist.set_text(text))
 
 
@@ -354,11 +365,9 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
         for title in (ax.title, ax._left_title, ax._right_title):
             _wrap(title, (panel_w + 0.5 * (left + right)) * dpi, renderer, undo)
         _wrap(ax.xaxis.label, panel_w * dpi, renderer, undo)
-    for leg in fig.legends:
+    for leg in list(fig.legends):
         if leg.get_window_extent(renderer).width > fig_px - 2 * pad * dpi and leg._ncols > 1:
-            ncols = leg._ncols
-            leg.set_ncols(1)
-            undo.add(lambda leg=leg, ncols=ncols: leg.set_ncols(ncols))
+            _one_column(fig, leg, undo)
 
     # Top to bottom: the figure's title, each panel (its title above it, its tick labels
     # below), the shared colour bar and the legend at the foot.
@@ -420,6 +429,29 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
     if sup_y is not None:
         middle = (layout[0][1] + layout[-1][1] + layout[-1][2]) / 2
         _move_text(fig._supylabel, pad / width_in, 1 - middle / height_in, undo)
+
+
+def _one_column(fig, leg, undo: _Undo) -> None:
+    """Put a legend in one column: a new legend with the same entries, in the old one's
+    place in ``fig.legends`` (``set_ncols`` alone keeps the entries where they were put:
+    a legend's box is built when it is made)."""
+    i = fig.legends.index(leg)
+    new = fig.legend(
+        list(leg.legend_handles),
+        [t.get_text() for t in leg.texts],
+        loc=f"outside {leg._outside_loc} center",
+        ncols=1,
+        frameon=leg.get_frame_on(),
+        prop=leg.prop,
+        title=leg.get_title().get_text() or None,
+    )
+    fig.legends.remove(new)
+    fig.legends[i] = new
+
+    def put_back():
+        fig.legends[i] = leg
+
+    undo.add(put_back)
 
 
 def _move_text(text, x: float | None, y: float | None, undo: _Undo) -> None:
