@@ -15,18 +15,10 @@ it precomputes); this module says *how* it becomes a widget, in two versions:
   its smallest text needs (:data:`MIN_TEXT_PX`): on a narrow screen a frame keeps that size
   and scrolls sideways in its box instead of shrinking.
 
-  **Phone frames.** A frame of several panels too wide for a phone's column also
-  carries its phone version, the panels stacked in one column (drawn by
-  :mod:`~transformer_lib.views.phone_layout`, with its rules for which figures qualify,
-  and carried in the frame PNG's ``phOn`` chunk); on a screen up to 600 px wide
-  ``_static/explorer-alt.js`` shows that version instead, with the same description and
-  alt text. Only the static build draws them (:func:`static_mode`). The cost, measured on
-  chapters 3, 4 and 6 (5, 16 and 12 frames): 2-4 s more CPU to execute a chapter (0.1-0.4
-  s a frame), and a phone frame weighs about as much as its desktop one, so each page
-  grows by what its frames weigh (120-250 KB, about 40 %). No explorer of the book has
-  more than 40 frames (``tests/test_explorers.py``), so every qualifying frame gets one;
-  an explorer with hundreds of frames should pass ``phone=False`` to
-  :func:`figure_to_png`.
+  **Phone frames.** A frame whose panels are too wide for a phone's column also carries
+  them stacked (:func:`figure_to_png`, :mod:`~transformer_lib.views.phone_layout`),
+  which ``_static/explorer-alt.js`` shows on screens up to 600 px. Measured on chapters
+  3, 4 and 6: 0.1-0.4 CPU-s a frame, and about 40 % more page weight.
 
 The interface, in the order an explorer module uses it:
 
@@ -235,17 +227,16 @@ def figure_to_png(
 
     The PNG records its smallest text (:mod:`~transformer_lib.views.text_size`), which
     the page uses to keep it readable. In the static build, a figure of several panels
-    too wide for a phone also carries its phone version (the panels stacked in one
-    column, :mod:`~transformer_lib.views.phone_layout`), which ``_static/explorer-alt.js``
-    shows instead on a narrow screen; a figure that does not qualify keeps its desktop
-    frame only.
+    too wide for a phone also carries them stacked
+    (:mod:`~transformer_lib.views.phone_layout`), which ``_static/explorer-alt.js``
+    shows on a narrow screen; others keep one frame.
 
     Args:
         fig: the figure (it is closed if pyplot knows it).
         dpi: resolution; 72–90 keeps a typical figure at 20–40 KB.
         palette: reduce to 256 colours, which shrinks the file about threefold.
-        phone: whether to add the phone version when the figure qualifies; default
-            :func:`static_mode` (Jupyter and Colab never draw one).
+        phone: add the phone version if the figure qualifies (default :func:`static_mode`:
+            never in Jupyter or Colab; ``False`` for an explorer of hundreds of frames).
     """
     import matplotlib.pyplot as plt
 
