@@ -228,3 +228,27 @@ CUT_OFF = """() => {
   if (width > vw + 1) out.push(`page: the page is ${width} px wide in a ${vw} px window`);
   return {width, vw, problems: out};
 }"""
+
+
+# A function for page scripts: the smallest text size a PNG records (its
+# "smallest-text-px" tEXt chunk, or null) and whether it carries a phone version (a
+# "phOn" chunk), read from the image's bytes.
+PNG_CHUNKS_JS = """
+async function pngChunks(src) {
+  const bytes = new Uint8Array(await (await fetch(src)).arrayBuffer());
+  const view = new DataView(bytes.buffer);
+  const out = {text: null, phone: false};
+  for (let at = 8; at + 8 <= bytes.length; ) {
+    const length = view.getUint32(at);
+    const kind = String.fromCharCode(...bytes.slice(at + 4, at + 8));
+    if (kind === "tEXt") {
+      const text = new TextDecoder("latin1").decode(bytes.slice(at + 8, at + 8 + length));
+      const [name, value] = text.split("\\0");
+      if (name === "smallest-text-px") out.text = value;
+    }
+    if (kind === "phOn") out.phone = true;
+    at += 12 + length;
+  }
+  return out;
+}
+"""

@@ -16,7 +16,7 @@ Chapter 5's explorer has no phone version (its colour bar sits in inset axes, wh
 from __future__ import annotations
 
 import pytest
-from page_checks import ARTICLE, MIN_TEXT_PX, listing
+from page_checks import ARTICLE, MIN_TEXT_PX, PNG_CHUNKS_JS, listing
 from test_screens import _ready, _tap_to_change
 
 pytestmark = pytest.mark.browser
@@ -36,24 +36,11 @@ CHAPTERS = [
 # The shown frame of every precomputed explorer: its sizes, the text size recorded in
 # the PNG it shows, whether that PNG carries a phone version, how far the frames' box
 # scrolls sideways, and its alt text next to the one explorer-alt.js gives it.
-SHOWN_FRAMES = """async (article) => {
-  async function chunks(src) {
-    const bytes = new Uint8Array(await (await fetch(src)).arrayBuffer());
-    const view = new DataView(bytes.buffer);
-    const out = {text: null, carriesPhone: false};
-    for (let at = 8; at + 8 <= bytes.length; ) {
-      const length = view.getUint32(at);
-      const kind = String.fromCharCode(...bytes.slice(at + 4, at + 8));
-      if (kind === "tEXt") {
-        const text = new TextDecoder("latin1").decode(bytes.slice(at + 8, at + 8 + length));
-        const [name, value] = text.split("\\0");
-        if (name === "smallest-text-px") out.text = value;
-      }
-      if (kind === "phOn") out.carriesPhone = true;
-      at += 12 + length;
-    }
-    return out;
-  }
+SHOWN_FRAMES = (
+    """async (article) => {
+"""
+    + PNG_CHUNKS_JS
+    + """
   const out = [];
   for (const box of article.querySelectorAll(".static-explorer")) {
     const img = Array.from(box.querySelectorAll("img.explorer-frame"))
@@ -65,7 +52,7 @@ SHOWN_FRAMES = """async (article) => {
     const n = Number((/frame-(\\d+)/.exec(img.className) || [0, -1])[1]);
     const own = JSON.parse(source.getAttribute("data-frames") || "[]")[n];
     const common = source.textContent.trim();
-    const chosen = await chunks(img.src);
+    const chosen = await pngChunks(img.src);
     out.push({
       src: img.getAttribute("src"),
       frame: n,
@@ -75,13 +62,14 @@ SHOWN_FRAMES = """async (article) => {
       column: article.getBoundingClientRect().width,
       scroll: frames.scrollWidth - frames.clientWidth,
       recorded: chosen.text,
-      carriesPhone: chosen.carriesPhone,
+      carriesPhone: chosen.phone,
       alt: img.getAttribute("alt"),
       expectedAlt: own ? own + ". " + common : common,
     });
   }
   return out;
 }"""
+)
 
 # Until every explorer's shown frame is no longer being read (explorer-alt.js).
 PHONE_SETTLED = """(article) => Array.from(article.querySelectorAll(".static-explorer"))

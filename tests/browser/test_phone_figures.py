@@ -12,7 +12,7 @@ have phone versions.
 from __future__ import annotations
 
 import pytest
-from page_checks import ARTICLE, MIN_TEXT_PX, listing
+from page_checks import ARTICLE, MIN_TEXT_PX, PNG_CHUNKS_JS, listing
 
 pytestmark = pytest.mark.browser
 
@@ -21,32 +21,18 @@ GRID_PAGE = "chapters/04_multi_head_attention"
 
 # For each figure with a phone version: the image the browser chose, its sizes, the text
 # size recorded in that image, and how far its box scrolls sideways.
-PHONE_FIGURES = """async (article) => {
-  const key = "smallest-text-px";
-  async function chunks(src) {
-    const bytes = new Uint8Array(await (await fetch(src)).arrayBuffer());
-    const view = new DataView(bytes.buffer);
-    const out = {text: null, phone: false};
-    for (let at = 8; at + 8 <= bytes.length; ) {
-      const length = view.getUint32(at);
-      const kind = String.fromCharCode(...bytes.slice(at + 4, at + 8));
-      if (kind === "tEXt") {
-        const text = new TextDecoder("latin1").decode(bytes.slice(at + 8, at + 8 + length));
-        const [name, value] = text.split("\\0");
-        if (name === key) out.text = value;
-      }
-      if (kind === "phOn") out.phone = true;
-      at += 12 + length;
-    }
-    return out;
-  }
+PHONE_FIGURES = (
+    """async (article) => {
+"""
+    + PNG_CHUNKS_JS
+    + """
   const out = [];
   for (const picture of article.querySelectorAll("picture.phone-figure")) {
     const img = picture.querySelector("img");
     const box = img.closest("figure, div.cell_output") || picture.parentElement;
     if (!img.complete) await img.decode().catch(() => null);
     const shown = img.getBoundingClientRect().width;
-    const chosen = await chunks(img.currentSrc);
+    const chosen = await pngChunks(img.currentSrc);
     out.push({
       src: img.getAttribute("src"),
       chosen: img.currentSrc,
@@ -60,6 +46,7 @@ PHONE_FIGURES = """async (article) => {
   }
   return out;
 }"""
+)
 
 
 def _figures(visit_result):
