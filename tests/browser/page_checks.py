@@ -252,3 +252,21 @@ async function pngChunks(src) {
   return out;
 }
 """
+
+
+def phone_fit_problems(name: str, shown: dict) -> list[str]:
+    """What keeps an image shown on a phone from reading well: its box scrolls sideways,
+    it is wider than the column, or its smallest text (recorded in the PNG) is under
+    MIN_TEXT_PX CSS px as shown. ``shown`` has ``scroll``, ``shown`` and ``column`` (CSS
+    px), ``natural`` (image px) and ``recorded`` (the PNG's smallest text, image px)."""
+    bad = []
+    if shown["scroll"] > 1:
+        bad.append(f"{name}: its box scrolls {shown['scroll']} px sideways")
+    if shown["shown"] > shown["column"] + 1:
+        bad.append(f"{name}: {shown['shown']:.0f} px wide in a {shown['column']:.0f} px column")
+    if shown["recorded"] in (None, "none"):
+        bad.append(f"{name}: the image shown records no text size")
+    elif float(shown["recorded"]) * shown["shown"] / shown["natural"] < MIN_TEXT_PX:
+        px = float(shown["recorded"]) * shown["shown"] / shown["natural"]
+        bad.append(f"{name}: text {px:.1f} px")
+    return bad

@@ -16,7 +16,7 @@ Chapter 5's explorer has no phone version (its colour bar sits in inset axes, wh
 from __future__ import annotations
 
 import pytest
-from page_checks import ARTICLE, MIN_TEXT_PX, PNG_CHUNKS_JS, listing
+from page_checks import ARTICLE, PNG_CHUNKS_JS, listing, phone_fit_problems
 from test_screens import _ready, _tap_to_change
 
 pytestmark = pytest.mark.browser
@@ -99,15 +99,7 @@ def _phone_problems(frames, when: str) -> list[str]:
         name = f"explorer {i}, frame {f['frame']} ({when})"
         if not f["phoneShown"] or f["carriesPhone"]:
             bad.append(f"{name}: shows the desktop frame ({f['natural']} px wide)")
-        if f["scroll"] > 1:
-            bad.append(f"{name}: its box scrolls {f['scroll']} px sideways")
-        if f["shown"] > f["column"] + 1:
-            bad.append(f"{name}: {f['shown']:.0f} px wide in a {f['column']:.0f} px column")
-        if f["recorded"] in (None, "none"):
-            bad.append(f"{name}: the frame shown records no text size")
-        elif float(f["recorded"]) * f["shown"] / f["natural"] < MIN_TEXT_PX:
-            px = float(f["recorded"]) * f["shown"] / f["natural"]
-            bad.append(f"{name}: text {px:.1f} px")
+        bad += phone_fit_problems(name, f)
         if f["alt"] != f["expectedAlt"]:
             bad.append(f"{name}: alt {f['alt']!r} is not its description")
     return bad

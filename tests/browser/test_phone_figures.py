@@ -12,7 +12,7 @@ have phone versions.
 from __future__ import annotations
 
 import pytest
-from page_checks import ARTICLE, MIN_TEXT_PX, PNG_CHUNKS_JS, listing
+from page_checks import ARTICLE, PNG_CHUNKS_JS, listing, phone_fit_problems
 
 pytestmark = pytest.mark.browser
 
@@ -70,15 +70,7 @@ def test_phone_figures_show_stacked_without_scrolling(phone_visit, page_name):
         if not f["chosen"].endswith("-phone.png"):
             bad.append(f"{f['src']}: the phone shows {f['chosen']}, not its phone version")
             continue
-        if f["scroll"] > 1:
-            bad.append(f"{f['src']}: its box scrolls {f['scroll']} px sideways at 390 px")
-        if f["shown"] > f["column"] + 1:
-            bad.append(f"{f['src']}: {f['shown']:.0f} px wide in a {f['column']:.0f} px column")
-        if f["recorded"] in (None, "none"):
-            bad.append(f"{f['src']}: the phone version records no text size")
-        elif float(f["recorded"]) * f["shown"] / f["natural"] < MIN_TEXT_PX:
-            px = float(f["recorded"]) * f["shown"] / f["natural"]
-            bad.append(f"{f['src']}: text {px:.1f} px on the phone")
+        bad += phone_fit_problems(f["src"], f)
     assert not bad, f"{page_name} at 390 px:" + listing(bad)
 
 
