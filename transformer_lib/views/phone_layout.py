@@ -506,7 +506,12 @@ class _Refuse(Exception):
     """The figure cannot be stacked safely: it keeps its desktop image only."""
 
 
-def phone_version(fig, desktop_png: bytes, smallest_px: float | None) -> bytes | None:
+def phone_version(
+    fig,
+    desktop_png: bytes,
+    smallest_px: float | None,
+    encode: Callable[[np.ndarray], bytes] | None = None,
+) -> bytes | None:
     """The phone PNG of ``fig`` (with its smallest text recorded), or None when it needs
     none or cannot have one.
 
@@ -517,6 +522,8 @@ def phone_version(fig, desktop_png: bytes, smallest_px: float | None) -> bytes |
         fig: the figure, as just drawn for ``desktop_png``.
         desktop_png: the desktop image (its width decides whether a phone one is needed).
         smallest_px: the smallest text drawn in it, in image pixels.
+        encode: turns the ``(H, W, 3)`` pixels into PNG bytes (default: full colour);
+            the explorers' frames pass their 256-colour encoder.
     """
     from matplotlib.colors import to_rgba
 
@@ -556,4 +563,4 @@ def phone_version(fig, desktop_png: bytes, smallest_px: float | None) -> bytes |
     rgb = _crop(rgb, background, margin=round(0.06 * dpi))
     if not sizes or _readable_width(rgb.shape[1], min(sizes)) > PHONE_COLUMN_PX:
         return None  # still too small at the phone's width
-    return with_text_size(_encode(rgb), sizes)
+    return with_text_size((encode or _encode)(rgb), sizes)

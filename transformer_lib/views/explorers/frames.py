@@ -207,17 +207,12 @@ def _with_phone_frame(fig, png: bytes, palette: bool) -> bytes:
 
     from ..phone_layout import phone_version, with_phone_png
 
-    # At the frame's resolution (a kernel may set savefig.dpi for inline figures).
+    # At the frame's resolution (a kernel may set savefig.dpi for inline figures), as
+    # small as the desktop frame (256 colours when it has them).
+    encode = (lambda rgb: encode_png(rgb, palette=True)) if palette else None
     with book_style(), mpl.rc_context({"savefig.dpi": "figure"}):
-        phone = phone_version(fig, png, png_text_size(png))
-    if phone is None:
-        return png
-    if palette:  # as small as the desktop frame: 256 colours
-        from PIL import Image
-
-        rgb = np.asarray(Image.open(io.BytesIO(phone)).convert("RGB"))
-        phone = with_text_size(encode_png(rgb, palette=True), [png_text_size(phone)])
-    return with_phone_png(png, phone)
+        phone = phone_version(fig, png, png_text_size(png), encode=encode)
+    return png if phone is None else with_phone_png(png, phone)
 
 
 def figure_to_png(
