@@ -95,6 +95,11 @@ def _slider_label(off: Sequence[tuple[str, int, int]], n_layers: int, n_heads: i
     return f"{len(off)} {short} heads"
 
 
+def _unchanged(base: _Run, run: _Run) -> str:
+    """' (unchanged)' when the heads switched off left the translation as it was."""
+    return " (unchanged)" if run.translation == base.translation else ""
+
+
 def _ablation_png(
     grid: _HeadGrid,
     base: _Run,
@@ -107,7 +112,7 @@ def _ablation_png(
     n_heads = run.attention["cross"][0].shape[0]
     mats = np.concatenate(run.attention["cross"], axis=0)  # (N·H, T, S)
     switched = set(off)
-    same = " (unchanged)" if run.translation == base.translation else ""
+    same = _unchanged(base, run)
     lines = [f"Source: “{run.source}”", f"All heads on: “{base.translation}”"]
     if switched:  # the first frame switches nothing off: one translation line is enough
         lines.append(f"{label[0].upper() + label[1:]}: “{run.translation}”{same}")
@@ -186,7 +191,7 @@ def head_ablation_explorer(
             with _heads_off(model, off):
                 run = _translate(translator, sentence)
             frames.append(_ablation_png(grid, base, run, off, label, True))
-            same = " (unchanged)" if off and run.translation == base.translation else ""
+            same = _unchanged(base, run) if off else ""
             said.append(f"{label}: the model writes “{run.translation}”{same}")
         # Labelled steps, so that the readout says which heads are off (not a bare index).
         step = widgets.SelectionSlider(
