@@ -4,10 +4,11 @@
     python scripts/run_tests.py -x -q        # extra arguments go to every pytest run
     python scripts/run_tests.py --book-command "make book"   # build the book meanwhile
 
-On two cores, one after the other as a plain ``pytest`` runs them, the tests leave a core
-idle most of the time: the browser tests (``tests/browser``: headless Chromium on the
-built book) spend most of theirs waiting for the browser, the others wait for the
-processes they start. So they run as suites, each a pytest process of its own:
+A plain ``pytest`` runs the tests one after the other, on one core at a time, and only
+once the book is built. Here they run as suites, each a pytest process of its own, so
+that both cores stay busy from the start (on two cores the whole run is bound by the
+processor: the book's chapters, Chromium rendering and checking the pages, and the
+library's tests each keep a core busy):
 
 * the tests that do not need the built book: ``other``, and ``slow`` (those that train a
   model for tens of seconds). With ``--book-command`` they start at once, while the book

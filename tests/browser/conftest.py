@@ -60,11 +60,11 @@ LOCAL_SCHEMES = {"data", "blob", "about", "javascript"}
 #: A test that uses one of these runs in the phone's browser (marker ``phone``).
 PHONE_FIXTURES = {"phone_visit", "phone_context"}
 
-#: The browser tests spend most of their time waiting for the browser, so ``make test``
-#: runs them in three parts, each a pytest process with a browser of its own, at each
-#: width (``scripts/run_tests.py``). A test of one page (``page_name``) is in that page's
-#: part, marked ``part_2`` or ``part_3`` (no mark: part 1); the parts are balanced by the
-#: time their pages' tests took. A page loads once in the part that has it.
+#: ``make test`` runs the browser tests in three parts, each a pytest process with a
+#: browser of its own, at each width (``scripts/run_tests.py``), so that no single
+#: process is left running long after the others. A test of one page (``page_name``) is
+#: in that page's part, marked ``part_2`` or ``part_3`` (no mark: part 1); the parts are
+#: balanced by the time their pages' tests took. A page loads once in the part that has it.
 PAGE_PARTS = {
     "chapters/02_tokens_and_embeddings": 2,
     "chapters/08_encoder_decoder": 2,
