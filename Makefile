@@ -12,6 +12,12 @@ venv: $(STAMP)
 
 # --no-compile: pip would byte-compile every module of every package (torch alone has
 # thousands) before the first command runs; Python compiles those it imports, once.
+# That needs Python to write its bytecode caches, which PYTHONDONTWRITEBYTECODE (set in
+# many container images) forbids: every process would compile again whatever it imports
+# (torch and matplotlib alone: 4.7 s a process instead of 2.2). The commands below may
+# write them, into .venv and the git-ignored __pycache__ folders.
+unexport PYTHONDONTWRITEBYTECODE
+
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip

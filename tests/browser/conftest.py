@@ -23,6 +23,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -139,6 +140,15 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _BookServer(http.server.ThreadingHTTPServer):
+    # The default accept queue holds 5 connections. Chromium opens a new one for every
+    # file (HTTP/1.0), several at once; when a busy machine leaves this thread no time to
+    # accept them, a full queue drops the handshake, which the browser then repeats after
+    # 1, 2, 4, ... s, and a page can wait a minute for one file.
+    request_queue_size = 128
+    daemon_threads = True
+
+
 @pytest.fixture(scope="session")
 def book_server():
     """Serve ``_build/html`` on a free port of 127.0.0.1 for the whole session."""
@@ -146,7 +156,7 @@ def book_server():
     if reason:
         pytest.skip(reason)
     handler = functools.partial(_QuietHandler, directory=str(HTML_DIR))
-    server = http.server.ThreadingHTTPServer((LOCAL_HOST, 0), handler)
+    server = _BookServer((LOCAL_HOST, 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -257,6 +267,18 @@ class PageVisit:
     errors: list[str] = field(default_factory=list)  # uncaught exceptions
     requests: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # HTTP >= 400 or failed requests
+    loading: dict[object, float] = field(default_factory=dict)  # request -> when it started
+
+    def started(self, request) -> None:
+        self.requests.append(request.url)
+        self.loading[request] = time.monotonic()
+
+    def ended(self, request) -> None:
+        self.loading.pop(request, None)
+
+    def failed(self, request) -> None:
+        self.ended(request)
+        self.failures.append(f"{request.url}: {request.failure}")
 
     @property
     def console_errors(self) -> list[str]:
@@ -278,8 +300,9 @@ def _visitor(context, server: str, shots: Path, visits: dict[str, PageVisit]):
         result = PageVisit(name=name, url=f"{server}/{name}.html", page=page)
         page.on("console", lambda m: result.console.append((m.type, m.text)))
         page.on("pageerror", lambda e: result.errors.append(f"uncaught: {e}"))
-        page.on("request", lambda r: result.requests.append(r.url))
-        page.on("requestfailed", lambda r: result.failures.append(f"{r.url}: {r.failure}"))
+        page.on("request", result.started)
+        page.on("requestfinished", result.ended)
+        page.on("requestfailed", result.failed)
         page.on(
             "response",
             lambda r: (
@@ -289,7 +312,7 @@ def _visitor(context, server: str, shots: Path, visits: dict[str, PageVisit]):
         # A shared, busy machine can take long to load a page with hundreds of frames.
         page.set_default_timeout(90_000)
         page.goto(result.url, wait_until="load")
-        _settle(page)
+        _settle(page, result)
         if SAVE_SCREENSHOTS:  # about 2 s a page: only when a person will look at them
             shot = shots / f"{name}.png"
             shot.parent.mkdir(parents=True, exist_ok=True)
@@ -319,9 +342,38 @@ def phone_visit(phone_context, book_server):
         v.page.close()
 
 
-def _settle(page) -> None:
+#: How long the network must be quiet for a page to count as loaded, and how long a page
+#: may keep loading before what it still waits for is recorded as a failed request.
+QUIET_S = 0.5
+LOADING_LIMIT_S = 60.0
+
+
+def _quiet(page, result: PageVisit) -> None:
+    """Wait until no request of the page has been open for QUIET_S (Playwright's
+    "networkidle", counted here so that a file that never arrives is named, in
+    ``result.failures``, instead of ending the test with a bare timeout)."""
+    start = time.monotonic()
+    quiet_since = None
+    while True:
+        now = time.monotonic()
+        if result.loading:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = now
+        elif now - quiet_since >= QUIET_S:
+            return
+        if now - start > LOADING_LIMIT_S:
+            result.failures += [
+                f"{request.url}: still loading after {now - since:.0f} s"
+                for request, since in result.loading.items()
+            ]
+            return
+        page.wait_for_timeout(100)
+
+
+def _settle(page, result: PageVisit) -> None:
     """Wait until MathJax has typeset, widgets have rendered and the network is quiet."""
-    page.wait_for_load_state("networkidle")
+    _quiet(page, result)
     page.evaluate(
         """async () => {
             const mj = window.MathJax;
@@ -331,7 +383,7 @@ def _settle(page) -> None:
     if page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
         # The widget manager renders after the load event.
         page.wait_for_selector(".jupyter-widgets", state="attached", timeout=60_000)
-    page.wait_for_load_state("networkidle")
+    _quiet(page, result)
     page.wait_for_timeout(300)
 
 

@@ -6,6 +6,11 @@ jslinked to a ``Stack``, in a box with CSS class ``static-explorer``) changes it
 when the slider moves, and nothing is fetched from anywhere but the local server.
 """
 
+import http.server
+import threading
+import time
+
+import conftest
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -126,3 +131,43 @@ def test_static_explorers_respond(visit, page_name):
             pytest.fail(
                 f"{page_name}: no control of explorer {i} changed its figure (tried: {tried})"
             )
+
+
+class _SlowFileHandler(http.server.BaseHTTPRequestHandler):
+    """A page that asks for a file which takes longer to arrive than the page may keep
+    loading."""
+
+    def do_GET(self):  # noqa: N802 - the name http.server calls
+        if self.path.startswith("/slow-file"):
+            time.sleep(3)
+            body, kind = b"late", "text/plain"
+        else:
+            body = (  # asked for after the load event, which does not wait for it
+                b"<html><body><h1>t</h1><script>"
+                b"addEventListener('load', () => fetch('/slow-file'));</script></body></html>"
+            )
+            kind = "text/html"
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format, *args):  # noqa: A002 - signature of the base class
+        pass
+
+
+def test_a_file_that_never_arrives_is_named_among_the_failures(browser_context, monkeypatch):
+    """The wait for a quiet network ends, and says which file the page was still waiting
+    for, instead of a bare timeout."""
+    server = conftest._BookServer(("127.0.0.1", 0), _SlowFileHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setattr(conftest, "LOADING_LIMIT_S", 1.0)
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        v = conftest._visitor(browser_context, url, None, {})("slow")
+        v.page.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert any("/slow-file: still loading after" in f for f in v.failures), v.failures
