@@ -82,15 +82,20 @@ class Run:
     started: float
     seconds: float | None = None
     returncode: int | None = None
+    #: Processor time of the suite and every process it waited for (Chromium, kernels,
+    #: subprocesses), user + system: on a machine that all suites share, this is what
+    #: each one costs.
+    cpu_seconds: float | None = None
 
     def poll(self) -> bool:
         """Whether the suite has ended."""
-        pid, status = os.waitpid(self.process.pid, os.WNOHANG)
+        pid, status, usage = os.wait4(self.process.pid, os.WNOHANG)
         if pid == 0:
             return False
         self.returncode = os.waitstatus_to_exitcode(status)
         self.process.returncode = self.returncode
         self.seconds = time.monotonic() - self.started
+        self.cpu_seconds = usage.ru_utime + usage.ru_stime
         return True
 
 
@@ -177,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         not_run += [name for name, _, _ in LAST]
     took = ", ".join(
-        f"{run.name} {run.seconds:.0f} s ({'passed' if run.returncode == 0 else 'FAILED'})"
+        f"{run.name} {run.seconds:.0f} s, {run.cpu_seconds:.0f} CPU-s "
+        f"({'passed' if run.returncode == 0 else 'FAILED'})"
         for run in runs
     )
     if not_run:

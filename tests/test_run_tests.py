@@ -67,6 +67,21 @@ def test_passing_suites_pass(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().out.splitlines()[-1].count("(passed)") == 2
 
 
+def test_each_suite_reports_the_processor_time_of_its_processes(tmp_path, monkeypatch, capsys):
+    # A test that keeps a child process busy for 1.5 CPU-s: the suite's count includes it.
+    tests = (
+        "import subprocess, sys\n\n"
+        "def test_busy_child():\n"
+        "    spin = 'import time\\nt = time.process_time()\\n'\n"
+        "    spin += 'while time.process_time() - t < 1.5: pass'\n"
+        "    subprocess.run([sys.executable, '-c', spin], check=True)\n"
+    )
+    assert _run_suites(tmp_path, monkeypatch, tests, (("busy", [], False),)) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    (cpu,) = re.findall(r"busy \d+ s, (\d+) CPU-s \(passed\)", last)
+    assert int(cpu) >= 2, last  # the child's 1.5 s and pytest's own start
+
+
 def test_the_timing_tests_run_alone_after_the_others(tmp_path, monkeypatch, capsys):
     """A suite of LAST starts only once every suite of SUITES has ended."""
     tests = (
