@@ -1017,14 +1017,19 @@ def test_a_static_two_panel_frame_carries_its_phone_version(monkeypatch):
     assert readable_width(phone) <= PHONE_COLUMN_PX
 
 
+def test_chapter_5_frame_stacks_with_its_colour_bar_under_the_table(monkeypatch):
+    from transformer_lib.views.phone_layout import PHONE_COLUMN_PX, phone_png
+
+    png, _ = _phone_frames(monkeypatch, True, lambda: positions._pe_figure(128, 100, 10))
+    phone = phone_png(png)
+    assert phone is not None
+    width, height = (int.from_bytes(phone[i : i + 4], "big") for i in (16, 20))
+    assert width <= PHONE_COLUMN_PX and height > 2 * width  # two panels and the bar
+
+
 def test_a_frame_that_does_not_qualify_carries_no_phone_version(monkeypatch):
     from transformer_lib.views.explorers.frames import new_figure
     from transformer_lib.views.phone_layout import phone_png
-
-    # Chapter 5's frame: its colour bar sits in inset axes (cax=), which phone_layout
-    # does not re-lay out.
-    png, desktop = _phone_frames(monkeypatch, True, lambda: positions._pe_figure(128, 100, 10))
-    assert phone_png(png) is None and png == desktop
 
     def one_panel():
         fig = new_figure((8.6, 4.0))

@@ -327,3 +327,37 @@ def test_a_wide_legend_and_a_title_with_mathematics_fit_the_phone(inline_png):
     assert phone is not None
     assert _blank_edges(phone) == (True, True)
     assert _blank_edges(phone_layout.strip_phone_png(png)) == (True, True)  # the desktop too
+
+
+def test_a_colour_bar_under_its_panel_and_a_legend_under_the_next_stay_with_them(
+    inline_png, monkeypatch
+):
+    """Chapter 5's frame: a colour bar under the table (``location="bottom"``), a legend
+    under the curves' panel, a two-line title. Stacked, the bar is under its own panel
+    (not beside it), the legend is inside the image and each title line is broken."""
+    fig, axes = plt.subplots(1, 2, figsize=(8.6, 4.2), layout="constrained")
+    image = axes[0].imshow(np.random.default_rng(0).normal(size=(20, 40)), aspect="auto")
+    axes[0].set_xlabel("dimension")
+    bar = fig.colorbar(image, ax=axes[0], location="bottom", label="colour: value")
+    axes[1].plot(np.arange(9), np.sin(np.arange(9)), label="a sine")
+    axes[1].plot(np.arange(9), np.cos(np.arange(9)), label="a cosine")
+    legend = axes[1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
+    fig.suptitle("A long first line of a title that a phone must break\nand a second one")
+    seen = {}
+    draw = phone_layout._draw
+
+    def spy(fig, dpi):
+        boxes = [a.get_position(original=True) for a in (axes[0], bar.ax, axes[1])]
+        seen["boxes"], seen["title"] = boxes, fig._suptitle.get_text()
+        seen["legend"] = legend.get_window_extent().transformed(fig.transFigure.inverted())
+        return draw(fig, dpi)
+
+    monkeypatch.setattr(phone_layout, "_draw", spy)
+    png = inline_png(fig)
+    assert phone_layout.phone_png(png) is not None
+    table, bar_box, curves = seen["boxes"]
+    assert curves.y1 < bar_box.y0 < bar_box.y1 < table.y0  # table, its bar, then the curves
+    assert table.x0 - 1 <= bar_box.x0 and bar_box.x1 <= table.x1 + 1
+    assert seen["legend"].y0 >= 0 and seen["legend"].y1 < curves.y0  # under, in the image
+    assert seen["title"].count("\n") >= 2
+    assert fig._suptitle.get_text().count("\n") == 1  # put back

@@ -8,9 +8,6 @@ drew. On a phone (390 x 844) the shown frame of each explorer of chapters 3-6 mu
 its phone version, fit the column without sideways scrolling, keep its smallest text at
 least :data:`~page_checks.MIN_TEXT_PX` CSS px and its alt text; so must the frame shown
 after a control is moved. At 1280 px the desktop frame is shown.
-
-Chapter 5's explorer has no phone version (its colour bar sits in inset axes, which
-``phone_layout`` does not re-lay out): its test is expected to fail until it has one.
 """
 
 from __future__ import annotations
@@ -24,12 +21,7 @@ pytestmark = pytest.mark.browser
 CHAPTERS = [
     "chapters/03_scaled_dot_product_attention",
     "chapters/04_multi_head_attention",
-    pytest.param(
-        "chapters/05_positional_encoding",
-        marks=pytest.mark.xfail(
-            reason="its frames' colour bar is in inset axes: no phone version", strict=True
-        ),
-    ),
+    "chapters/05_positional_encoding",
     "chapters/06_masks",
 ]
 

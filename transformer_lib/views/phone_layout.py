@@ -250,27 +250,30 @@ def _label_every_panel(panels, undo: _Undo) -> None:
 
 
 def _wrap(text_artist, width_px: float, renderer, undo: _Undo) -> None:
-    """Break a title into lines no wider than ``width_px``; mathematics (``$...$``) is
-    kept whole on its line."""
+    """Break a title into lines no wider than ``width_px`` (each of its lines, when it
+    has several); mathematics (``$...$``) is kept whole on its line."""
     if text_artist is None:  # a figure without a suptitle
         return
     text = text_artist.get_text()
-    if not text.strip() or "\n" in text or not text_artist.get_visible():
+    if not text.strip() or not text_artist.get_visible():
         return
     if text.count("$") % 2:
         return  # a lone dollar: not mathematics this module can keep whole
     extent = text_artist.get_window_extent(renderer).width
     if extent <= width_px:
         return
-    # Words: runs of non-space characters, a $...$ counted as part of its word.
-    words = re.findall(r"(?:\$[^$]*\$|[^\s$])+", text)
-    chars = max(12, int(0.95 * len(text) * width_px / extent))  # 5% spare: widths vary
+    given = text.split("\n")
+    longest = max(len(line) for line in given)  # the widest line, about
+    chars = max(12, int(0.95 * longest * width_px / extent))  # 5% spare: widths vary
     lines: list[str] = []
-    for word in words:
-        if lines and len(lines[-1]) + 1 + len(word) <= chars:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
+    for line in given:
+        # Words: runs of non-space characters, a $...$ counted as part of its word.
+        start = len(lines)
+        for word in re.findall(r"(?:\$[^$]*\$|[^\s$])+", line):
+            if len(lines) > start and len(lines[-1]) + 1 + len(word) <= chars:
+                lines[-1] += " " + word
+            else:
+                lines.append(word)
     text_artist.set_text("\n".join(lines))
     undo.add(lambda: text_artist.set_text(text))
 
@@ -327,21 +330,30 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
         ax: ax.get_position(original=False).transformed(fig.transFigure) for ax in [*panels, *bars]
     }
 
-    # Left and right of the panels: tick labels, axis labels, their own colour bars.
+    if any(b._colorbar_info["location"] not in ("right", "bottom") for b in sum(own.values(), [])):
+        raise _Refuse("a panel's colour bar on its left or above it")
+
+    def under_bar(bar) -> bool:
+        return bar._colorbar_info["location"] == "bottom"
+
+    # Left and right of the panels: tick labels, axis labels, their own colour bars and
+    # a legend placed under the panel.
     sides = {}
     for ax in panels:
         box = boxes[ax]
-        x0, _, x1, _ = _extents(
-            [box, ax.xaxis.get_tightbbox(renderer), ax.yaxis.get_tightbbox(renderer)]
-            + [b.get_tightbbox(renderer) for b in own[ax]]
+        legend = ax.get_legend()
+        legends = [] if legend is None else [legend.get_window_extent(renderer)]
+        labels = [box, ax.xaxis.get_tightbbox(renderer), ax.yaxis.get_tightbbox(renderer)]
+        x0, _, x1, _ = _extents(labels + legends + [b.get_tightbbox(renderer) for b in own[ax]])
+        # Below: the panel's labels, a colour bar under it; a colour bar beside it is kept
+        # within the panel's height (an image of fixed aspect draws a panel shorter than
+        # the bar beside it), so only what hangs under the bar's foot counts.
+        below = [b.get_tightbbox(renderer) for b in own[ax] if under_bar(b)]
+        _, y0, _, _ = _extents(labels + legends + below)
+        under = max(
+            [boxes[b].y0 - b.get_tightbbox(renderer).y0 for b in own[ax] if not under_bar(b)],
+            default=0,
         )
-        # Below: the panel's labels; its own colour bar is kept within the panel's height
-        # (an image of fixed aspect draws a panel shorter than the bar beside it), so only
-        # what hangs under the bar's foot counts.
-        _, y0, _, _ = _extents(
-            [box, ax.xaxis.get_tightbbox(renderer), ax.yaxis.get_tightbbox(renderer)]
-        )
-        under = max([boxes[b].y0 - b.get_tightbbox(renderer).y0 for b in own[ax]], default=0)
         sides[ax] = ((box.x0 - x0) / dpi, (x1 - box.x1) / dpi, max(box.y0 - y0, under) / dpi)
     left = max(v[0] for v in sides.values())
     right = max(v[1] for v in sides.values())
@@ -412,6 +424,15 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
         box = boxes[ax]
         for bar in own[ax]:  # beside its panel, where it was, as long relative to it
             bb = boxes[bar]
+            if under_bar(bar):  # under it, as far below, as wide relative to it
+                scale = panel_w / (box.width / dpi)
+                bar_places[bar] = (
+                    x0 + (bb.x0 - box.x0) / dpi * scale,
+                    top + height + (box.y0 - bb.y1) / dpi,
+                    bb.width / dpi * scale,
+                    bb.height / dpi,
+                )
+                continue
             scale = height / (box.height / dpi)
             offset = max(0.0, (box.y1 - bb.y1) / dpi * scale)  # never above the panel
             bar_places[bar] = (

@@ -53,9 +53,9 @@ def _pe_figure(d_model: int, length: int, pair: int):
         # 8.6 inches = 688 px at FRAME_DPI: shown at full size, every text at 11 pt or more
         # (12.2 CSS px).
         fig = new_figure((8.6, 5.2), layout="constrained")
-        # room at the bottom for the colour bar, which the layout does not see
-        fig.get_layout_engine().set(wspace=0.06, rect=(0, 0.08, 1, 0.92))
+        fig.get_layout_engine().set(wspace=0.06)
         ax0, ax1 = fig.subplots(1, 2, width_ratios=[1.1, 1])
+        fig.delaxes(ax1)  # put back after the table's colour bar: fig.axes ends with it
         # 256 or 512 columns in a panel about 290 px wide: "nearest" would show some
         # columns and skip others, drawing stripes (moiré) that are not in the data; a
         # Gaussian filter blends neighbouring columns instead.
@@ -82,16 +82,24 @@ def _pe_figure(d_model: int, length: int, pair: int):
                 markeredgewidth=1.5,
             )
         # The colour bar goes under the table, so that its label is not next to the right
-        # panel's y label.
+        # panel's y label; it belongs to the table's panel (not inset axes), so that the
+        # layout makes room for it and the phone version can stack it with its panel.
         ax0.images[0].colorbar.remove()
-        cax = ax0.inset_axes([0.0, -0.3, 1.0, 0.045])
-        colorbar = fig.colorbar(ax0.images[0], cax=cax, orientation="horizontal")
+        colorbar = fig.colorbar(
+            ax0.images[0], ax=ax0, location="bottom", fraction=0.045, pad=0.05, aspect=40
+        )
         colorbar.set_ticks([-1, -0.5, 0, 0.5, 1])
         colorbar.set_label("colour: PE(pos, dim)")
+        fig.add_axes(ax1)
         plot_sinusoids(pe, dims=dims, ax=ax1, stacked=False, title=f"Columns {dims}")
         ax1.set_ylabel("PE(pos, dim)")
         ax1.get_legend().remove()  # below the panel instead of beside it: more room
-        ax1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False, fontsize=11)
+        legend = ax1.legend(
+            loc="upper center", bbox_to_anchor=(0.5, -0.17), frameon=False, fontsize=11
+        )
+        # Left out of the layout: it fits in the room the colour bar takes under the table
+        # (counted, the colour bar would go under the legend's foot).
+        legend.set_in_layout(False)
         for ax in (ax0, ax1, colorbar.ax):
             ax.tick_params(labelsize=11)
             ax.xaxis.label.set_fontsize(12)
