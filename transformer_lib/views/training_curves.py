@@ -311,54 +311,14 @@ def _ema(x: np.ndarray, weight: float) -> np.ndarray:
     return out
 
 
-@_styled
-def plot_training_log(
-    log: Sequence[Mapping[str, Any]] | Mapping[str, Sequence[Any]],
-    title: str = "Training progress",
-    *,
-    smooth: float = 0.0,
-    show_throughput: bool = True,
-) -> Figure:
-    """Loss (train and validation), learning rate and throughput against step (chapter 9).
-
-    Panels, sharing the x axis "training step": loss in nats per token, then
-    learning rate if the log has one, then tokens per second if present.
-
-    Args:
-        log: a list of dicts (one per logging step) or a dict of lists. Recognised
-            keys: ``step``, ``loss``/``train_loss``, ``val_loss``, ``lr``,
-            ``tokens_per_s``. Entries may be missing or ``None`` (e.g. validation
-            loss only every few steps).
-        smooth: exponential-moving-average weight in ``[0, 1)`` for the training
-            loss; the raw curve stays visible, faded.
-        show_throughput: add the tokens-per-second panel when the log has it.
-    """
-    cols = _log_columns(log)
-    loss, val = _find(cols, "loss"), _find(cols, "val_loss")
-    if loss is None and val is None:
-        raise ValueError(
-            f"plot_training_log: no loss in the log; keys found: {sorted(cols)}. "
-            "Expected 'loss' (or 'train_loss') and optionally 'val_loss'."
-        )
-    if not 0.0 <= smooth < 1.0:
-        raise ValueError(f"plot_training_log: smooth must be in [0, 1), got {smooth}.")
-    n = len(next(iter(cols.values())))
-    steps = _find(cols, "step")
-    if steps is None:
-        steps = np.arange(1, n + 1, dtype=float)
-    lr = _find(cols, "lr")
-    tps = _find(cols, "tokens_per_s") if show_throughput else None
-    extra = [c for c in (lr, tps) if c is not None]
-    fig, axes = _new_figure(
-        (8.0, 3.6 + 1.8 * len(extra)),
-        1 + len(extra),
-        1,
-        sharex=True,
-        squeeze=False,
-        height_ratios=[2] + [1] * len(extra),
-    )
-    axes = axes[:, 0]
-    ax = axes[0]
+def _draw_losses(
+    ax: Axes,
+    steps: np.ndarray,
+    loss: np.ndarray | None,
+    val: np.ndarray | None,
+    smooth: float,
+) -> None:
+    """The training loss (faded as logged and an EMA when ``smooth``), the validation loss."""
     if loss is not None:
         ok = np.isfinite(loss)
         if smooth > 0:
@@ -383,10 +343,76 @@ def plot_training_log(
             linewidth=1.8,
             label="validation",
         )
-    ax.set_ylabel("loss (nats per token)")
-    ax.legend(loc="upper right")
     ax.grid(alpha=0.3)
-    panel = 1
+
+
+@_styled
+def plot_training_log(
+    log: Sequence[Mapping[str, Any]] | Mapping[str, Sequence[Any]],
+    title: str = "Training progress",
+    *,
+    smooth: float = 0.0,
+    show_throughput: bool = True,
+    zoom_from: float | None = None,
+) -> Figure:
+    """Loss (train and validation), learning rate and throughput against step (chapter 9).
+
+    Panels, sharing the x axis "training step": loss in nats per token; with
+    ``zoom_from``, the same losses again on a y axis fitted to the steps from
+    ``zoom_from`` on; learning rate if the log has one; tokens per second if present.
+
+    Args:
+        log: a list of dicts (one per logging step) or a dict of lists. Recognised
+            keys: ``step``, ``loss``/``train_loss``, ``val_loss``, ``lr``,
+            ``tokens_per_s``. Entries may be missing or ``None`` (e.g. validation
+            loss only every few steps).
+        smooth: exponential-moving-average weight in ``[0, 1)`` for the training
+            loss; the raw curve stays visible, faded.
+        show_throughput: add the tokens-per-second panel when the log has it.
+        zoom_from: add a panel under the loss whose y axis spans only the losses logged
+            from this step on: a gap late in the run, small beside the first steps'
+            losses, then fills the panel's height.
+    """
+    cols = _log_columns(log)
+    loss, val = _find(cols, "loss"), _find(cols, "val_loss")
+    if loss is None and val is None:
+        raise ValueError(
+            f"plot_training_log: no loss in the log; keys found: {sorted(cols)}. "
+            "Expected 'loss' (or 'train_loss') and optionally 'val_loss'."
+        )
+    if not 0.0 <= smooth < 1.0:
+        raise ValueError(f"plot_training_log: smooth must be in [0, 1), got {smooth}.")
+    n = len(next(iter(cols.values())))
+    steps = _find(cols, "step")
+    if steps is None:
+        steps = np.arange(1, n + 1, dtype=float)
+    lr = _find(cols, "lr")
+    tps = _find(cols, "tokens_per_s") if show_throughput else None
+    extra = [c for c in (lr, tps) if c is not None]
+    zoom = [] if zoom_from is None else [1.6]  # the zoomed panel's height ratio
+    fig, axes = _new_figure(
+        (8.0, 3.6 + 1.8 * len(extra) + 2.2 * len(zoom)),
+        1 + len(zoom) + len(extra),
+        1,
+        sharex=True,
+        squeeze=False,
+        height_ratios=[2] + zoom + [1] * len(extra),
+    )
+    axes = axes[:, 0]
+    for ax in axes[: 1 + len(zoom)]:
+        _draw_losses(ax, steps, loss, val, smooth)
+    axes[0].set_ylabel("loss (nats per token)")
+    axes[0].legend(loc="upper right")
+    if zoom_from is not None:
+        late = [c[np.isfinite(c) & (steps >= zoom_from)] for c in (loss, val) if c is not None]
+        late = np.concatenate(late)
+        if late.size == 0:
+            raise ValueError(f"plot_training_log: no loss logged from step {zoom_from} on.")
+        low, high = float(late.min()), float(late.max())
+        pad = 0.06 * ((high - low) or 1.0)
+        axes[1].set_ylim(low - pad, high + pad)
+        axes[1].set_ylabel(f"loss, zoomed\n(steps ≥ {zoom_from:,.0f})")
+    panel = 1 + len(zoom)
     if lr is not None:
         ok = np.isfinite(lr)
         axes[panel].plot(steps[ok], lr[ok], color=OKABE_ITO[2], linewidth=1.8)
