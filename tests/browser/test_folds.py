@@ -260,62 +260,137 @@ def _click(control) -> None:
         control.click(force=True)
 
 
+# Clicks, in one go, the controls of the folds ``indices`` (each first checked to be drawn,
+# with a size), then returns each fold's state before the click; ``problem`` if its control
+# is not drawn (it is not clicked then).
+_CLICK_ALL = f"""(indices) => {{
+  const controls = indices.map((i) => {{
+    const el = document.querySelector(`[data-fold-check="${{i}}"]`);
+    return el.tagName === "DETAILS" ? el.querySelector(":scope > summary")
+      : el.querySelector("button.toggle-button");
+  }});
+  const before = indices.map((i) => ({_STATE})(i));
+  const drawn = controls.map((c) => {{
+    const box = c.getBoundingClientRect();
+    return c.checkVisibility({{ checkVisibilityCSS: true }}) && box.width > 0 && box.height > 0;
+  }});
+  controls.forEach((c, k) => {{ if (drawn[k]) c.click(); }});
+  return before.map((b, k) => Object.assign(b, {{ drawn: drawn[k] }}));
+}}"""
+
+# The folds ``indices`` whose state is not ``open`` (a list of booleans, one per fold),
+# once they all are or after 1 s: [index, state] pairs.
+_NOT_YET = f"""([indices, open]) => indices.map((i, k) => [i, ({_STATE})(i), open[k]])
+  .filter(([i, s, o]) => s.open !== o || s.shown !== o).map(([i, s]) => [i, s])"""
+
+
+def _nested(page, i: int) -> bool:
+    return page.evaluate(
+        """(i) => { const el = document.querySelector(`[data-fold-check="${i}"]`);
+                    return !!el.parentElement.closest("details, .admonition.toggle"); }""",
+        i,
+    )
+
+
 def opening_problems(page, folds: list[dict], keyboard: str = "each kind") -> list[str]:
     """Toggle each fold by a click; the first fold of each kind on the page (or, with
     ``keyboard="every"``, every fold) also twice by keyboard alone (Enter, then Space).
 
     Folds of one kind are the same element with the same script and style (a myst-nb
-    cell's ``<details>``, a dropdown's, sphinx-togglebutton's button), so what the keys
-    do is a property of the kind; each key press re-lays out a long page, which made
-    the keyboard half of this check the costliest browser test. The keyboard reaches the
-    control by Shift+Tab and Tab, so the check of a visible focus indicator sees what a
-    keyboard user sees. Folds are left as they were found.
+    cell's ``<details>``, a dropdown's, sphinx-togglebutton's button), so what the mouse
+    and the keys do is a property of the kind; each click or key press re-lays out a long
+    page, which made this check the costliest browser test. So the first fold of each kind
+    (and every nested fold) is clicked with the mouse, as a reader would, and pressed by
+    keyboard; the others of its kind are checked to be drawn, with a size, and then clicked
+    all at once by script (the same click event, without moving a mouse to each), and their
+    states read once. The keyboard reaches a control by Shift+Tab and Tab, so the check of
+    a visible focus indicator sees what a keyboard user sees. Folds are left as they were
+    found.
     """
     problems = []
     page.bring_to_front()  # a background tab does not run the page's transitions
-    by_keyboard: set[str] = set()
+    by_hand: set[str] = set()
+    together = []
     for f in folds:
         if not f["hasControl"]:
             continue
-        i = f["index"]
-        before = page.evaluate(_PREPARE, i)
-        if before["open"] != before["shown"]:
-            problems.append(
-                f"{describe(f)}: open={before['open']} but content shown={before['shown']}"
-            )
-            continue
-        control = page.locator(
-            f'[data-fold-check="{i}"] > summary, [data-fold-check="{i}"] button.toggle-button'
-        ).first
-        state = before["open"]
-        steps = ("click",)
-        if keyboard == "every" or f["kind"] not in by_keyboard:
-            by_keyboard.add(f["kind"])
-            steps = ("click", "Enter", "Space")
-        for step in steps:
-            if step == "click":
-                _click(control)
-            else:
-                if step == "Enter":  # leave the control and come back to it by keyboard
-                    page.keyboard.press("Shift+Tab")
-                    page.keyboard.press("Tab")
-                    focus = control.evaluate(_FOCUS)
-                    if not focus["focused"]:
-                        problems.append(f"{describe(f)}: its control cannot take the focus by Tab")
-                        break
-                    if not focus["ring"]:
-                        problems.append(f"{describe(f)}: no visible focus indicator on its control")
-                page.keyboard.press(step)
-            wrong = _settle(page, i, not state)
-            if wrong is not None:
-                what = "a click" if step == "click" else f"the key {step}"
+        if keyboard == "every" or f["kind"] not in by_hand or _nested(page, f["index"]):
+            by_hand.add(f["kind"])
+            problems += _toggle_by_hand(page, f)
+        else:
+            together.append(f)
+    if together:
+        problems += _toggle_together(page, together)
+    return problems
+
+
+def _toggle_together(page, folds: list[dict]) -> list[str]:
+    """Click the folds by script, all at once; each must turn to the other state."""
+    before = page.evaluate(_CLICK_ALL, [f["index"] for f in folds])
+    problems, checked = [], []
+    for f, b in zip(folds, before):
+        if b["open"] != b["shown"]:
+            problems.append(f"{describe(f)}: open={b['open']} but content shown={b['shown']}")
+        elif not b["drawn"]:
+            problems.append(f"{describe(f)}: its control is not drawn")
+        else:
+            checked.append((f, not b["open"]))
+    args = [[f["index"] for f, _ in checked], [want for _, want in checked]]
+    try:
+        page.wait_for_function(
+            f"(args) => ({_NOT_YET})(args).length === 0", arg=args, timeout=1000, polling=20
+        )
+    except Exception as error:  # playwright's TimeoutError: report the states as they are
+        if "Timeout" not in type(error).__name__:
+            raise
+        wrong = {i: state for i, state in page.evaluate(_NOT_YET, args)}
+        for f, want in checked:
+            if f["index"] in wrong:
+                s = wrong[f["index"]]
                 problems.append(
-                    f"{describe(f)}: {what} did not {'close' if state else 'open'} it "
-                    f"(open={wrong['open']}, content shown={wrong['shown']})"
+                    f"{describe(f)}: a click did not {'open' if want else 'close'} it "
+                    f"(open={s['open']}, content shown={s['shown']})"
                 )
-                break
-            state = not state
-        page.evaluate(_RESTORE, [i, before["open"]])
+    for f, b in zip(folds, before):
+        page.evaluate(_RESTORE, [f["index"], b["open"]])
+    return problems
+
+
+def _toggle_by_hand(page, f: dict) -> list[str]:
+    """Click fold ``f`` with the mouse, then press Enter and Space on its control."""
+    problems = []
+    i = f["index"]
+    before = page.evaluate(_PREPARE, i)
+    if before["open"] != before["shown"]:
+        return [f"{describe(f)}: open={before['open']} but content shown={before['shown']}"]
+    control = page.locator(
+        f'[data-fold-check="{i}"] > summary, [data-fold-check="{i}"] button.toggle-button'
+    ).first
+    state = before["open"]
+    for step in ("click", "Enter", "Space"):
+        if step == "click":
+            _click(control)
+        else:
+            if step == "Enter":  # leave the control and come back to it by keyboard
+                page.keyboard.press("Shift+Tab")
+                page.keyboard.press("Tab")
+                focus = control.evaluate(_FOCUS)
+                if not focus["focused"]:
+                    problems.append(f"{describe(f)}: its control cannot take the focus by Tab")
+                    break
+                if not focus["ring"]:
+                    problems.append(f"{describe(f)}: no visible focus indicator on its control")
+            page.keyboard.press(step)
+        wrong = _settle(page, i, not state)
+        if wrong is not None:
+            what = "a click" if step == "click" else f"the key {step}"
+            problems.append(
+                f"{describe(f)}: {what} did not {'close' if state else 'open'} it "
+                f"(open={wrong['open']}, content shown={wrong['shown']})"
+            )
+            break
+        state = not state
+    page.evaluate(_RESTORE, [i, before["open"]])
     return problems
 
 
@@ -651,6 +726,49 @@ def test_the_convention_gives_labelled_folds_that_open(minibook):
     names = name_problems(folds)
     assert all("code cell" in p and repr(MYSTNB_FIXED_NAME) in p for p in names), names
     # Each fold is closed again after the checks, as the reader found it.
+    assert not any(page.evaluate(_STATE, f["index"])["open"] for f in folds)
+    page.close()
+
+
+def test_folds_clicked_together_are_each_checked(minibook):
+    """Beyond the first of its kind, folds are clicked by script, all at once: one that
+    does not open and one whose control is not drawn are each reported by name."""
+    page = minibook.open("labelled")
+    page.evaluate(
+        """() => {
+            const first = document.querySelector("details.sd-dropdown");
+            for (const name of ["works", "stays shut", "has no control drawn"]) {
+                const copy = first.cloneNode(true);
+                const text = document.createTreeWalker(copy.querySelector("summary"), 4);
+                while (text.nextNode()) {
+                    if (text.currentNode.textContent.includes("Going deeper")) {
+                        text.currentNode.textContent = "Going deeper: a copy that " + name;
+                    }
+                }
+                first.parentElement.appendChild(copy);
+                if (name === "stays shut") {
+                    copy.querySelector("summary").addEventListener(
+                        "click", (e) => e.preventDefault());
+                }
+                if (name === "has no control drawn") {
+                    copy.querySelector("summary").style.display = "none";
+                }
+            }
+        }"""
+    )
+    folds = find_folds(page)
+    copies = folds[-3:]  # the one whose control is not drawn shows no label either
+    assert [f["kind"] for f in copies] == ["{dropdown}"] * 3, json.dumps(folds, indent=1)
+    assert [f["label"] for f in copies[:2]] == [
+        "Going deeper: a copy that works",
+        "Going deeper: a copy that stays shut",
+    ]
+    problems = opening_problems(page, folds)
+    assert len(problems) == 2, problems
+    shut, hidden = sorted(problems, key=lambda p: "not drawn" in p)
+    assert "a copy that stays shut" in shut and "a click did not open it" in shut
+    assert hidden.startswith(f"fold {copies[2]['index'] + 1} ({{dropdown}}")
+    assert hidden.endswith("its control is not drawn")
     assert not any(page.evaluate(_STATE, f["index"])["open"] for f in folds)
     page.close()
 
