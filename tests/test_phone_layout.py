@@ -361,3 +361,29 @@ def test_a_colour_bar_under_its_panel_and_a_legend_under_the_next_stay_with_them
     assert seen["legend"].y0 >= 0 and seen["legend"].y1 < curves.y0  # under, in the image
     assert seen["title"].count("\n") >= 2
     assert fig._suptitle.get_text().count("\n") == 1  # put back
+
+
+def test_a_figure_can_ask_for_flatter_stacked_panels(inline_png, monkeypatch):
+    """Chapter 1's Table 1 explorer: three narrow panels of three bars each are stacked
+    0.6 as high as wide (not as tall as the narrow desktop panels), and the title is
+    broken into lines of about equal length."""
+    fig, axes = plt.subplots(1, 3, figsize=(8.4, 3.9), sharey=True, layout="constrained")
+    for ax in axes:
+        ax.barh(range(3), [1, 2, 3])
+    fig.suptitle("n = 8,192 tokens, d = 128: self-attention does 64× more operations")
+    phone_layout.set_phone_aspect(fig, 0.6)
+    seen = {}
+    draw = phone_layout._draw
+
+    def spy(fig, dpi):
+        seen["boxes"] = [ax.get_position(original=True) for ax in axes]
+        seen["size"], seen["title"] = fig.get_size_inches(), fig._suptitle.get_text()
+        return draw(fig, dpi)
+
+    monkeypatch.setattr(phone_layout, "_draw", spy)
+    assert phone_layout.phone_png(inline_png(fig)) is not None
+    width, height = seen["size"]
+    for box in seen["boxes"]:
+        assert box.height * height == pytest.approx(0.6 * box.width * width)
+    lines = seen["title"].split("\n")
+    assert len(lines) >= 2 and max(map(len, lines)) - min(map(len, lines)) <= len("self-attention")

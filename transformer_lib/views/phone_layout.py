@@ -13,13 +13,10 @@ screens (``<picture>``). The explorers' precomputed frames use it too
 (``explorers.frames.figure_to_png``): there the page swaps the frame image for its
 phone version (``_static/explorer-alt.js``).
 
-Cost: this runs right after the desktop PNG is taken, and that figure is not drawn again
-for it, so the figure itself is re-laid out (no copy) and drawn once more, only when it
-needs a phone version. The panels are placed by hand from what the desktop drawing
-measured (the room their labels, titles and colour bars take: text keeps its size), so
-the phone drawing needs no layout pass; what was changed (size, positions, labels) is
-put back afterwards, and a later display draws the desktop figure again. Every test that
-can refuse without drawing comes first.
+Cost: right after the desktop PNG is taken, the figure itself (no copy) is re-laid out
+and drawn once more, only when it needs a phone version; its panels are placed by hand
+from what the desktop drawing measured (text keeps its size), so no layout pass runs.
+What was changed is put back. Every test that can refuse without drawing comes first.
 
 A figure keeps its scrolling desktop image only (no phone version) when re-laying it out
 is not safe or would not help:
@@ -30,8 +27,8 @@ is not safe or would not help:
   shared axis labels (``suptitle``, ``supxlabel``, ``supylabel``), which move to the
   top, bottom and side of the stack, and legends placed under the panels
   (``loc="outside lower ..."``), which stay at its foot;
-* a colour bar was given axes of its own (``cax=``), or one shared by several panels
-  sits on their left or above them;
+* a colour bar was given axes of its own (``cax=``), or sits left of or above its
+  panels (one panel's bar goes beside or under it, as on the desktop);
 * the stacked figure's smallest text would still be under :data:`MIN_TEXT_PX` CSS pixels
   on a :data:`PHONE_COLUMN_PX`-pixel column.
 
@@ -60,6 +57,7 @@ __all__ = [
     "strip_phone_png",
     "with_phone_png",
     "phone_version",
+    "set_phone_aspect",
 ]
 
 #: Type of the private PNG chunk that carries the phone version inside the desktop PNG
@@ -79,9 +77,7 @@ PHONE_WIDTH_IN = 4.0
 _NARROWEST_IN = 3.3
 
 
-# --------------------------------------------------------------------------------------
-# The chunk
-# --------------------------------------------------------------------------------------
+# The chunk ----------------------------------------------------------------------------
 
 
 def _spans(png: bytes) -> Iterator[tuple[bytes, bytes, int, int]]:
@@ -114,9 +110,7 @@ def strip_phone_png(png: bytes) -> bytes:
     return png
 
 
-# --------------------------------------------------------------------------------------
-# Re-laying out a figure
-# --------------------------------------------------------------------------------------
+# Re-laying out a figure ---------------------------------------------------------------
 
 
 def _readable_width(width_px: int, smallest_px: float) -> int:
@@ -249,6 +243,12 @@ def _label_every_panel(panels, undo: _Undo) -> None:
                 undo.add(unlabel)
 
 
+def set_phone_aspect(fig, aspect: float) -> None:
+    """Stack ``fig``'s panels ``aspect`` (height / width) high, not as their desktop
+    panels (clamped to 0.3-1.6): a narrow panel of three bars need not be square."""
+    fig._phone_aspect = float(aspect)
+
+
 def _wrap(text_artist, width_px: float, renderer, undo: _Undo) -> None:
     """Break a title into lines no wider than ``width_px`` (each of its lines, when it
     has several); mathematics (``$...$``) is kept whole on its line."""
@@ -268,14 +268,25 @@ def _wrap(text_artist, width_px: float, renderer, undo: _Undo) -> None:
     lines: list[str] = []
     for line in given:
         # Words: runs of non-space characters, a $...$ counted as part of its word.
-        start = len(lines)
-        for word in re.findall(r"(?:\$[^$]*\$|[^\s$])+", line):
-            if len(lines) > start and len(lines[-1]) + 1 + len(word) <= chars:
-                lines[-1] += " " + word
-            else:
-                lines.append(word)
+        words = re.findall(r"(?:\$[^$]*\$|[^\s$])+", line)
+        broken = _fill(words, chars)
+        # Lines of about equal length (no last word alone on its line).
+        width = math.ceil(len(line) / len(broken))
+        while width < chars and len(_fill(words, width)) > len(broken):
+            width += 1
+        lines += _fill(words, width)
     text_artist.set_text("\n".join(lines))
     undo.add(lambda: text_artist.set_text(text))
+
+
+def _fill(words: list[str], chars: int) -> list[str]:
+    lines: list[str] = []  # lines of at most ``chars`` characters (a longer word alone)
+    for word in words:
+        if lines and len(lines[-1]) + 1 + len(word) <= chars:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 def _extents(boxes) -> tuple[float, float, float, float]:
@@ -333,8 +344,7 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
     if any(b._colorbar_info["location"] not in ("right", "bottom") for b in sum(own.values(), [])):
         raise _Refuse("a panel's colour bar on its left or above it")
 
-    def under_bar(bar) -> bool:
-        return bar._colorbar_info["location"] == "bottom"
+    under_bar = lambda bar: bar._colorbar_info["location"] == "bottom"  # noqa: E731
 
     # Left and right of the panels: tick labels, axis labels, their own colour bars and
     # a legend placed under the panel.
@@ -392,7 +402,7 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
         _, _, _, y1 = _extents([box, *tops])
         over = max([b.get_tightbbox(renderer).y1 - boxes[b].y1 for b in own[ax]], default=0)
         top = max(y1 - box.y1, over) / dpi
-        aspect = min(max(box.height / box.width, 0.3), 1.6)
+        aspect = getattr(fig, "_phone_aspect", None) or min(max(box.height / box.width, 0.3), 1.6)
         height = panel_w * aspect
         y += top
         layout.append((ax, y, height))
@@ -523,8 +533,8 @@ def _encode(rgb: np.ndarray) -> bytes:
     return out.getvalue()
 
 
-class _Refuse(Exception):
-    """The figure cannot be stacked safely: it keeps its desktop image only."""
+class _Refuse(Exception):  # the figure cannot be stacked safely: desktop image only
+    pass
 
 
 def phone_version(

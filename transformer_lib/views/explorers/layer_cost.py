@@ -64,6 +64,7 @@ def _si(x: float, _pos: object = None) -> str:
 def _cost_figure(n: int, d: int, kernel_size: int, lengths, widths):
     from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
+    from ..phone_layout import set_phone_aspect
     from ..style import LAYER_STYLES
 
     costs = layer_costs(n, d, kernel_size)
@@ -108,6 +109,7 @@ def _cost_figure(n: int, d: int, kernel_size: int, lengths, widths):
             if ratio < 1
             else "self-attention and recurrence cost the same"
         )
+        set_phone_aspect(fig, 0.62)  # stacked on a phone: three bars need no square panel
         fig.suptitle(f"n = {n:,} tokens, d = {d:,}: {verdict} (n/d = {n / d:.3g})", fontsize=12)
     return fig
 
