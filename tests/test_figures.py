@@ -867,3 +867,20 @@ def test_quality_per_minute_leaves_room_above_the_highest_point():
     fig = plot_quality_per_minute(rows, {"cpu_minutes": 40, "bleu": 52.3, "label": "shipped"})
     assert fig.axes[0].get_ylim()[1] >= 52.3 * 1.1
     plt.close(fig)
+
+
+def test_self_vs_cross_attention_names_both_maps_rows_by_the_token_read():
+    from transformer_lib.views.decoder_only import plot_self_vs_cross_attention
+
+    tokens = ["▁The", "▁boy", ".", "<sep>", "▁Der", "▁Junge", "."]  # L = 7
+    square = np.full((1, 7, 7), 1 / 7)
+    cross = _weights(1, 4, 3)  # (H, T, S)
+    read = ["<bos>", "▁Der", "▁Junge", "."]  # as the left rows from <sep> on
+    fig = plot_self_vs_cross_attention(square, tokens, cross, read, tokens[:3], block=(3, 3))
+    left, right = [ax for ax in fig.axes if ax.images and ax.get_label() != "<colorbar>"]
+    rows = [[t.get_text() for t in ax.get_yticklabels()] for ax in (left, right)]
+    assert rows[1][1:] == rows[0][4:] and left.get_ylabel() == right.get_ylabel()
+    assert "reads" in right.get_ylabel()
+    written = ["▁Der", "▁Junge", ".", "<eos>"]  # one row off: refused
+    with pytest.raises(ValueError, match="the token each position reads"):
+        plot_self_vs_cross_attention(square, tokens, cross, written, tokens[:3], block=(3, 3))

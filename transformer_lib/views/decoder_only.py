@@ -32,7 +32,6 @@ from .decoder_only_diagram import plot_decoder_only_diagram
 from .masks import plot_mask
 from .style import (
     _KEY_LABEL,
-    _QUERY_LABEL,
     OKABE_ITO,
     SEQUENTIAL_CMAP,
     _figure_and_axes,
@@ -55,6 +54,8 @@ __all__ = [
 
 _COUNTED = "#0072B2"  # blue: the prediction is in the loss
 _IGNORED = "#E8E8E8"  # light grey: it is not
+# plot_self_vs_cross_attention: both maps' rows are named by the token the position reads
+_READ_LABEL = "query: the token it reads"
 
 
 @_styled
@@ -263,11 +264,15 @@ def plot_self_vs_cross_attention(
             columns are all ``L`` positions of ``English <sep> German``.
         tokens: the ``L`` tokens of that sequence.
         cross_weights: ``(H', T, S)`` cross-attention of the encoder–decoder (one layer).
-        target_tokens: the ``T`` decoder inputs (``<bos>`` and the German), the rows.
+        target_tokens: the ``T`` decoder inputs (``<bos>`` and the German), the rows: each
+            row is named by the token its position reads, as on the left (the
+            ``<bos>`` row writes the first German token, as the ``<sep>`` row does there).
         source_tokens: the ``S`` English tokens, the columns.
         block: ``(first German-step row, number of English columns)``: outlines the part of
             the square map that plays the role of cross-attention (rows from ``<sep>`` on,
-            English columns).
+            English columns). The right map's rows must then be named as the left's
+            German rows, by the token read (``<bos>`` for ``<sep>``): a ``ValueError``
+            otherwise, so the two panels cannot look one row apart.
         heads: which heads to draw (default all); head ``h`` of both models shares a row.
         average_heads: draw one row, each model's weights averaged over its heads (rows
             still sum to 1): a figure of one screen instead of one row per head.
@@ -284,6 +289,12 @@ def plot_self_vs_cross_attention(
     tok = _token_labels(tokens, L, "query_tokens", func)
     rows = _token_labels(target_tokens, T, "query_tokens", func)
     cols = _token_labels(source_tokens, S, "key_tokens", func)
+    if block is not None and rows and tok and rows[1:] != tok[block[0] + 1 :]:
+        raise ValueError(
+            f"{func}: the cross-attention rows {rows} must be named by the token each "
+            f"position reads, as the self-attention rows from {block[0]} on, "
+            f"{tok[block[0] :]} (the first one, <bos> for <sep>, may differ)."
+        )
     heads = list(range(min(len(left), len(right)))) if heads is None else list(heads)
     cell = 0.27  # inches per token: 9-point labels fit, also rotated
     left_w, right_w = L * cell, max(S * cell, 2.4)  # room for the right column's titles
@@ -318,7 +329,8 @@ def plot_self_vs_cross_attention(
         else:
             ax0.set_title(f"{titles[0]}\nhead {h}", fontsize=11)
             ax1.set_title(f"{titles[1]}\nhead {h}", fontsize=11)
-        ax0.set_ylabel(_QUERY_LABEL, fontsize=10)
+        ax0.set_ylabel(_READ_LABEL, fontsize=10)
+        ax1.set_ylabel(_READ_LABEL, fontsize=10)
         if r == len(heads) - 1:
             ax0.set_xlabel(_KEY_LABEL, fontsize=10)
             ax1.set_xlabel(_KEY_LABEL, fontsize=10)
