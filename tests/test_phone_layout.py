@@ -387,3 +387,21 @@ def test_a_figure_can_ask_for_flatter_stacked_panels(inline_png, monkeypatch):
         assert box.height * height == pytest.approx(0.6 * box.width * width)
     lines = seen["title"].split("\n")
     assert len(lines) >= 2 and max(map(len, lines)) - min(map(len, lines)) <= len("self-attention")
+
+
+def test_the_bpe_frames_carry_a_narrower_drawing_of_their_own(monkeypatch):
+    """Chapter 2's BPE explorer has one panel (nothing to stack): in the static build its
+    frame carries the same tokens drawn in shorter rows, its header in two lines; outside
+    it, the frame is the desktop one alone."""
+    from transformer_lib.views.explorers import bpe_merges
+
+    replay = bpe_merges.BpeReplay()
+    monkeypatch.delenv(STATIC_ENV_VAR, raising=False)
+    desktop = bpe_merges._frame(replay, bpe_merges.BPE_SENTENCES[-1:], 0)
+    assert phone_layout.phone_png(desktop) is None
+    monkeypatch.setenv(STATIC_ENV_VAR, "1")
+    png = bpe_merges._frame(replay, bpe_merges.BPE_SENTENCES[-1:], 0)
+    phone = phone_layout.phone_png(png)
+    assert phone is not None and phone_layout.strip_phone_png(png) == desktop
+    assert _size(phone)[0] <= phone_layout.PHONE_COLUMN_PX
+    assert png_text_size(phone) >= phone_layout.MIN_TEXT_PX

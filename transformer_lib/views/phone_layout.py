@@ -386,7 +386,11 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
     for ax in panels:
         for title in (ax.title, ax._left_title, ax._right_title):
             _wrap(title, (panel_w + 0.5 * (left + right)) * dpi, renderer, undo)
+        before = _text_box(ax.xaxis.label, renderer)
         _wrap(ax.xaxis.label, panel_w * dpi, renderer, undo)
+        if before is not None:  # more lines: more room under the panel
+            more = (_text_box(ax.xaxis.label, renderer).height - before.height) / dpi
+            sides[ax] = (*sides[ax][:2], sides[ax][2] + max(0.0, more))
     for leg in list(fig.legends):
         if leg.get_window_extent(renderer).width > fig_px - 2 * pad * dpi and leg._ncols > 1:
             _one_column(fig, leg, undo)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from ..phone_layout import with_phone_png
 from .frames import (
     InputProblem,
     book_style,
@@ -13,6 +14,7 @@ from .frames import (
     load_ipywidgets,
     new_figure,
     static_explorer,
+    static_mode,
     use_static,
 )
 
@@ -102,14 +104,19 @@ def _plain(text: str) -> str:
     return text.replace("$", r"\$")
 
 
-def _bpe_figure(replay: BpeReplay, sentences: Sequence[str], m: int):
+#: Width of the phone version of a frame, in inches: 344 px at the frames' 80 dpi, shown
+#: at full size in a phone's 350-pixel column.
+_PHONE_WIDTH_IN = 4.3
+
+
+def _bpe_figure(replay: BpeReplay, sentences: Sequence[str], m: int, width_in: float = 8.4):
     from matplotlib.patches import FancyBboxPatch
 
     from ..style import OKABE_ITO
 
     tokens = [replay.tokens(s, m) for s in sentences]
     chars = [replay.tokens(s, 0) for s in sentences]
-    width_pt = 8.4 * 72 - 24  # usable width of the figure in points
+    width_pt = width_in * 72 - 24  # usable width of the figure in points
     char_pt, pad_pt, gap_pt = 7.0, 5.0, 3.0  # 11-point text: about 7 points per character
     lines: list[list[list[str]]] = []  # per sentence, its rows of tokens
     for toks in tokens:
@@ -124,27 +131,32 @@ def _bpe_figure(replay: BpeReplay, sentences: Sequence[str], m: int):
         rows.append(row)
         lines.append(rows)
     row_pt, head_pt = 24.0, 16.0
-    height_pt = 40 + sum(head_pt + row_pt * len(rows) + 8 for rows in lines)
-    fills = ("#CFE3F3", "#FBE0C8")  # light tints of blue and orange, alternating
-    edges = (OKABE_ITO[0], OKABE_ITO[3])
     total = sum(len(t) for t in tokens)
     n_chars = sum(len(c) for c in chars)
     label = "every merge" if m == replay.n_merges else f"{m:,} merges"
+    header = f"After {label} of {replay.n_merges:,}: {total} tokens in all"
+    header += f" (one per character: {n_chars})"
+    two_lines = len(header) * 7.2 > width_pt  # 12-point text: about 7.2 points a character
+    if two_lines:
+        header = header.replace(" (", "\n(")
+    top_pt = 40.0 + 16.0 * two_lines  # under the header
+    height_pt = top_pt + sum(head_pt + row_pt * len(rows) + 8 for rows in lines)
+    fills = ("#CFE3F3", "#FBE0C8")  # light tints of blue and orange, alternating
+    edges = (OKABE_ITO[0], OKABE_ITO[3])
     with book_style():
-        fig = new_figure((8.4, height_pt / 72))
+        fig = new_figure((width_in, height_pt / 72))
         ax = fig.add_axes((0, 0, 1, 1))
-        ax.set_xlim(0, 8.4 * 72)
+        ax.set_xlim(0, width_in * 72)
         ax.set_ylim(height_pt, 0)
         ax.axis("off")
         ax.text(
             12,
             8,
-            f"After {label} of {replay.n_merges:,}: {total} tokens in all "
-            f"(one per character: {n_chars})",
+            header,
             fontsize=12,
             va="top",
         )
-        y = 40.0
+        y = top_pt
         for sentence, rows, toks in zip(sentences, lines, tokens):
             ax.text(
                 12,
@@ -185,6 +197,16 @@ def _bpe_figure(replay: BpeReplay, sentences: Sequence[str], m: int):
                 y += row_pt
             y += 8
     return fig
+
+
+def _frame(replay: BpeReplay, sentences: Sequence[str], m: int) -> bytes:
+    """A precomputed frame; in the static build it carries a phone version, the same
+    tokens in shorter rows (``phone_layout`` stacks panels, and this figure has one)."""
+    png = figure_to_png(_bpe_figure(replay, sentences, m), phone=False)
+    if not static_mode():
+        return png
+    phone = figure_to_png(_bpe_figure(replay, sentences, m, _PHONE_WIDTH_IN), phone=False)
+    return with_phone_png(png, phone)
 
 
 def bpe_merges_explorer(
@@ -234,7 +256,7 @@ def bpe_merges_explorer(
         )
         # No text box on a page without a kernel: a box that cannot be typed into only
         # says "not here"; the note says where one can.
-        frames = [figure_to_png(_bpe_figure(replay, sentences, m)) for m in counts]
+        frames = [_frame(replay, sentences, m) for m in counts]
         return static_explorer(
             title,
             f"The slider stops at {len(counts)} of the {replay.n_merges + 1:,} stages: from "
