@@ -13,7 +13,7 @@ from transformer_lib.views.decoder_only import plot_decoder_only_diagram  # noqa
 
 
 def _texts(fig):
-    return [t.get_text() for t in fig.axes[0].texts]
+    return [t.get_text() for ax in fig.axes for t in ax.texts]
 
 
 def test_diagram_names_the_parts_and_the_layer_counts():
@@ -44,5 +44,31 @@ def test_dropped_parts_are_grey_and_dashed():
         dashed = [p for p in ax.patches if p.get_linestyle() == "--"]
         # encoder frame, its two sub-layers and its embedding, and the cross-attention
         assert len(dashed) == 5
+    finally:
+        plt.close(fig)
+
+
+def test_two_panels_that_a_phone_stacks_with_text_of_9_css_px():
+    """The encoder-decoder and the decoder-only model are two panels of one grid, so
+    the static build's phone version shows them one under the other, readable."""
+    import io
+
+    from transformer_lib.views.phone_layout import PHONE_COLUMN_PX, phone_version
+    from transformer_lib.views.text_size import png_text_size, recording_text_sizes, with_text_size
+
+    c = TransformerConfig.tiny(100)
+    fig = plot_decoder_only_diagram(c, c)
+    try:
+        assert len(fig.axes) == 2 and not fig.texts[1:] and not fig.lines
+        assert "cross-attention" in [t.get_text() for t in fig.axes[0].texts]
+        assert "block ×2" in [t.get_text() for t in fig.axes[1].texts]
+        buf = io.BytesIO()
+        with recording_text_sizes() as sizes:
+            fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+        png = with_text_size(buf.getvalue(), sizes)
+        phone = phone_version(fig, png, png_text_size(png))
+        assert phone is not None
+        width = int.from_bytes(phone[16:20], "big")
+        assert png_text_size(phone) * min(1.0, PHONE_COLUMN_PX / width) >= 9
     finally:
         plt.close(fig)

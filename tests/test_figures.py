@@ -884,3 +884,14 @@ def test_self_vs_cross_attention_names_both_maps_rows_by_the_token_read():
     written = ["▁Der", "▁Junge", ".", "<eos>"]  # one row off: refused
     with pytest.raises(ValueError, match="the token each position reads"):
         plot_self_vs_cross_attention(square, tokens, cross, written, tokens[:3], block=(3, 3))
+
+
+def test_loss_mask_of_a_fifteen_token_pair_reads_on_a_phone_column():
+    from transformer_lib.views.decoder_only import plot_loss_mask
+
+    tokens = ["▁He", "▁took", "▁a", "▁week", "▁off", ".", "<sep>"]
+    tokens += ["▁Er", "▁nahm", "▁sich", "▁eine", "▁Woche", "▁frei", ".", "<eos>"]
+    mask = np.arange(14) >= 6  # from <sep> on
+    fig = plot_loss_mask(tokens, mask)
+    assert smallest_text_css_px(fig, column_px=350) >= 9  # no sideways scrolling either
+    plt.close(fig)

@@ -12,7 +12,7 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .style import _figure_and_axes, _styled
+from .style import _new_figure, _styled
 
 __all__ = ["plot_decoder_only_diagram"]
 
@@ -55,14 +55,24 @@ def plot_decoder_only_diagram(
     fs, fs_small = 10.0, 9.0
     box_h, gap, label_h, pad = 0.46, 0.18, 0.3, 0.09
     width, height = 9.25, 5.2
-    fig, ax = _figure_and_axes(None, (width, height))
-    ax.set_xlim(0, width)
-    ax.set_ylim(0, height)
-    ax.set_aspect("equal")
-    ax.axis("off")
+    # Two panels (x in inches of the desktop figure): the encoder–decoder on 0.03-4.6,
+    # the decoder-only model on 5.0-9.25. A phone shows them one under the other
+    # (phone_layout stacks the panels of a grid) at about 0.85 of their desktop size, so
+    # the boxes are drawn wide enough for their 10-point labels at that scale too.
+    spans = ((0.03, 4.6), (5.0, width))
+    fig, axes = _new_figure(
+        (width - 0.3, height + 0.1), 1, 2, width_ratios=[b - a for a, b in spans]
+    )
+    fig.get_layout_engine().set(w_pad=0.01, wspace=0.0)  # the drawing keeps its own gaps
+    for panel, span in zip(axes, spans):
+        panel.set_xlim(*span)
+        panel.set_ylim(0, height)
+        panel.set_aspect("equal")
+        panel.axis("off")
+    ax = axes[0]  # the helpers below draw on ``ax``: the left panel, then the right
     fig.suptitle(title)
 
-    def box(xc, yc, w, text, kind, dropped=False, h=box_h):
+    def box(xc, yc, w, text, kind, dropped=False, h=box_h, size=fs):
         colours = _DROPPED if dropped else _ARCH_STYLE[kind]
         _rounded_box(
             ax,
@@ -81,7 +91,7 @@ def plot_decoder_only_diagram(
             text,
             ha="center",
             va="center",
-            fontsize=fs,
+            fontsize=size,
             zorder=4,
             color="#777777" if dropped else "black",
         )
@@ -116,7 +126,10 @@ def plot_decoder_only_diagram(
             color="#777777" if dropped else "black",
         )
         arrow(xc, 0.32, 0.52, dropped)
-        box(xc, 0.74, w, "embedding + positions", "embedding", dropped, h=0.42)
+        if w < 1.8:  # the encoder's narrow column: two lines
+            box(xc, 0.74, w, "embedding\n+ positions", "embedding", dropped, 0.46, fs_small)
+        else:
+            box(xc, 0.74, w, "embedding + positions", "embedding", dropped, h=0.42)
         arrow(xc, 0.95, bottom, dropped)
 
     def stack(xc, w, boxes, name, dropped=()):
@@ -139,9 +152,9 @@ def plot_decoder_only_diagram(
 
     ed, do = encoder_decoder_config, decoder_only_config
     # Left: the encoder-decoder, with what is dropped in grey.
-    xe, we, xd, wd = 1.2, 1.95, 3.7, 2.1
+    xe, we, xd, wd = 1.02, 1.7, 3.37, 2.1
     ax.text(
-        2.35,
+        2.3,
         height - 0.12,
         "encoder–decoder (chapters 8 to 11)",
         ha="center",
@@ -192,13 +205,13 @@ def plot_decoder_only_diagram(
         zorder=2,
     )
     ax.text(
-        (xe + x_bus) / 2,
+        x_bus - 0.08,  # ends short of the bus, also on a phone (text keeps its size)
         y_mem + 0.03,
         "memory → K, V",
         fontsize=fs_small,
         style="italic",
         color="#777777",
-        ha="center",
+        ha="right",
         va="bottom",
     )
     ax.text(
@@ -211,10 +224,8 @@ def plot_decoder_only_diagram(
         color="#555555",
     )
 
-    # a divider
-    ax.plot([4.95, 4.95], [0.1, height - 0.5], color="#BBBBBB", lw=1.0)
-
     # Right: the decoder-only model.
+    ax = axes[1]
     xo, wo = 6.45, 2.3
     ax.text(
         xo + 0.35,
