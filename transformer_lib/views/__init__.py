@@ -39,6 +39,8 @@ Module                      What it draws (chapters)
 ``layer_norm``              :func:`plot_layer_norm_effect`, :func:`plot_norm_axes` (7)
 ``families``                :func:`plot_family_masks`, the three families' masks;
                             :func:`plot_paper_vs_modern_layer`, 2017 beside today (14)
+``ffn_diagram``             :func:`plot_ffn_block`, the position-wise feed-forward block
+                            (7)
 ``ffn_memories``            :func:`ffn_memories`, a decoder FFN's units read as keys and
                             values (7)
 ``training_curves``         :func:`plot_lr_schedule`, :func:`plot_label_smoothing`,
