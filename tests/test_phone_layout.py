@@ -405,3 +405,27 @@ def test_the_bpe_frames_carry_a_narrower_drawing_of_their_own(monkeypatch):
     assert phone is not None and phone_layout.strip_phone_png(png) == desktop
     assert _size(phone)[0] <= phone_layout.PHONE_COLUMN_PX
     assert png_text_size(phone) >= phone_layout.MIN_TEXT_PX
+
+
+def test_slanted_tick_labels_that_would_overlap_are_turned_upright(inline_png, monkeypatch):
+    """Chapter 4's head explorer: ten tokens at 45 degrees under a panel narrowed for the
+    phone overlap; stacked, they stand upright (and slant again on the desktop)."""
+    tokens = ["▁The", "▁cat", "▁is", "▁sleeping", "▁on", "▁the", "▁so", "f", "a", "."]
+    fig, axes = plt.subplots(1, 2, figsize=(8.4, 5.3), layout="constrained")
+    weights = np.random.default_rng(0).dirichlet(np.ones(10), size=10)
+    for ax in axes:
+        ax.imshow(weights)
+        ax.set_xticks(range(10), tokens, rotation=45, ha="right", rotation_mode="anchor")
+        ax.set_yticks(range(10), tokens)
+        ax.tick_params(labelsize=14)
+    seen = {}
+    draw = phone_layout._draw
+
+    def spy(fig, dpi):
+        seen["rotations"] = {t.get_rotation() for ax in axes for t in ax.get_xticklabels()}
+        return draw(fig, dpi)
+
+    monkeypatch.setattr(phone_layout, "_draw", spy)
+    assert phone_layout.phone_png(inline_png(fig)) is not None
+    assert seen["rotations"] == {90}
+    assert {t.get_rotation() for ax in axes for t in ax.get_xticklabels()} == {45}

@@ -40,12 +40,13 @@ from __future__ import annotations
 
 import io
 import math
-import re
 import warnings
 from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from .phone_text import upright_ticks
+from .phone_text import wrap as _wrap_text
 from .text_size import _chunk, _chunks
 
 __all__ = [
@@ -249,46 +250,6 @@ def set_phone_aspect(fig, aspect: float) -> None:
     fig._phone_aspect = float(aspect)
 
 
-def _wrap(text_artist, width_px: float, renderer, undo: _Undo) -> None:
-    """Break a title into lines no wider than ``width_px`` (each of its lines, when it
-    has several); mathematics (``$...$``) is kept whole on its line."""
-    if text_artist is None:  # a figure without a suptitle
-        return
-    text = text_artist.get_text()
-    if not text.strip() or not text_artist.get_visible():
-        return
-    if text.count("$") % 2:
-        return  # a lone dollar: not mathematics this module can keep whole
-    extent = text_artist.get_window_extent(renderer).width
-    if extent <= width_px:
-        return
-    given = text.split("\n")
-    longest = max(len(line) for line in given)  # the widest line, about
-    chars = max(12, int(0.95 * longest * width_px / extent))  # 5% spare: widths vary
-    lines: list[str] = []
-    for line in given:
-        # Words: runs of non-space characters, a $...$ counted as part of its word.
-        words = re.findall(r"(?:\$[^$]*\$|[^\s$])+", line)
-        broken = _fill(words, chars)
-        # Lines of about equal length (no last word alone on its line).
-        width = math.ceil(len(line) / len(broken))
-        while width < chars and len(_fill(words, width)) > len(broken):
-            width += 1
-        lines += _fill(words, width)
-    text_artist.set_text("\n".join(lines))
-    undo.add(lambda: text_artist.set_text(text))
-
-
-def _fill(words: list[str], chars: int) -> list[str]:
-    lines: list[str] = []  # lines of at most ``chars`` characters (a longer word alone)
-    for word in words:
-        if lines and len(lines[-1]) + 1 + len(word) <= chars:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return lines
-
-
 def _extents(boxes) -> tuple[float, float, float, float]:
     """(x0, y0, x1, y1) around the non-empty ``boxes`` (display pixels)."""
     boxes = [b for b in boxes if b is not None and b.width > 0 and b.height > 0]
@@ -382,14 +343,15 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
 
     # Titles as wide as the figure or their panel are broken into lines.
     fig_px = width_in * dpi
-    _wrap(fig._suptitle, fig_px - 2 * pad * dpi, renderer, undo)
+    _wrap_text(fig._suptitle, fig_px - 2 * pad * dpi, renderer, undo)
     for ax in panels:
         for title in (ax.title, ax._left_title, ax._right_title):
-            _wrap(title, (panel_w + 0.5 * (left + right)) * dpi, renderer, undo)
-        before = _text_box(ax.xaxis.label, renderer)
-        _wrap(ax.xaxis.label, panel_w * dpi, renderer, undo)
-        if before is not None:  # more lines: more room under the panel
-            more = (_text_box(ax.xaxis.label, renderer).height - before.height) / dpi
+            _wrap_text(title, (panel_w + 0.5 * (left + right)) * dpi, renderer, undo)
+        before = ax.xaxis.get_tightbbox(renderer)
+        _wrap_text(ax.xaxis.label, panel_w * dpi, renderer, undo)
+        upright_ticks(ax, panel_w * dpi, undo)
+        if before is not None:  # more lines, upright tick labels: more room under it
+            more = (before.y0 - ax.xaxis.get_tightbbox(renderer).y0) / dpi
             sides[ax] = (*sides[ax][:2], sides[ax][2] + max(0.0, more))
     for leg in list(fig.legends):
         if leg.get_window_extent(renderer).width > fig_px - 2 * pad * dpi and leg._ncols > 1:
