@@ -341,8 +341,9 @@ def test_mask_colours_true_and_false_differently():
     rgba = im.cmap(im.norm(im.get_array()))
     assert not np.allclose(rgba[1, 0], rgba[0, 1])  # (1, 0) may attend, (0, 1) is blocked
     np.testing.assert_allclose(rgba[0, 0], rgba[3, 2])
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]  # under the mask
     assert any("may attend" in t for t in legend) and any("blocked" in t for t in legend)
+    assert ax.get_legend() is None
     assert [t.get_text() for t in ax.get_yticklabels()] == TGT
 
 
@@ -894,4 +895,15 @@ def test_loss_mask_of_a_fifteen_token_pair_reads_on_a_phone_column():
     mask = np.arange(14) >= 6  # from <sep> on
     fig = plot_loss_mask(tokens, mask)
     assert smallest_text_css_px(fig, column_px=350) >= 9  # no sideways scrolling either
+    plt.close(fig)
+
+
+def test_mask_of_a_short_sentence_with_its_legend_reads_on_a_phone_column():
+    tokens = ["<bos>", "▁Danke", ".", "<pad>", "<pad>"]
+    fig = plot_mask(np.tril(np.ones((5, 5), bool)), tokens, tokens, title="Causal mask")
+    fig.set_dpi(100)
+    fig.canvas.draw()
+    legend, box = fig.legends[0].get_window_extent(), fig.axes[0].get_window_extent()
+    assert legend.y1 < box.y0  # under the mask, not beside it
+    assert smallest_text_css_px(fig, column_px=350) >= 9
     plt.close(fig)

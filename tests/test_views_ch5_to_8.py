@@ -312,16 +312,17 @@ def test_positional_frame_colour_bar_label_is_apart_from_the_curves_label():
 def test_mask_grid_that_is_not_a_mask_gets_its_own_axes_and_legend():
     """Fig. 6.5 plots output position against changed input token, not query against key."""
     tokens = ["<bos>", "▁Danke", "."]
-    ax = plot_mask(
+    fig = plot_mask(
         np.tril(np.ones((3, 3), bool)),
         tokens,
         tokens,
         legend=("output changed", "unchanged"),
         xlabel="decoder input token changed",
         ylabel="output position",
-    ).axes[0]
+    )
+    ax = fig.axes[0]
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("decoder input token changed", "output position")
-    assert [t.get_text() for t in ax.get_legend().texts] == ["output changed", "unchanged"]
+    assert [t.get_text() for t in fig.legends[0].texts] == ["output changed", "unchanged"]
     default = plot_mask(np.tril(np.ones((3, 3), bool)), tokens, tokens).axes[0]
     assert (default.get_xlabel(), default.get_ylabel()) == (
         "key (attends to)",

@@ -67,6 +67,10 @@ def plot_mask(
             Upright or slanted, the SentencePiece marker of "▁Danke" stays under the
             word; turned by 90 degrees it would look like a stray vertical bar.
 
+    The legend is the figure's, under the mask, when ``plot_mask`` makes the figure
+    (``fig.legends[0]``), and the axes' own, beside it, when ``ax`` is given (callers
+    that draw several masks remove it and put one legend under the panels).
+
     Returns:
         The figure (the one of ``ax`` when given).
 
@@ -96,8 +100,12 @@ def plot_mask(
     y_labels = _token_labels(query_tokens, tq, "query_tokens", func, hint)
     x_labels = _token_labels(key_tokens, tk, "key_tokens", func, hint)
 
-    width = float(np.clip(0.42 * tk + 3.8, 5.0, 13.0))
-    height = float(np.clip(0.42 * tq + 1.8, 2.6, 10.0))
+    own_figure = ax is None
+    # Its own figure has the legend under the mask (room for two lines of it), so that
+    # a mask of a few tokens is narrow enough for a phone's column; in a figure of
+    # several panels the legend stays beside the mask's axes, as callers expect.
+    width = float(np.clip(0.55 * tk + 2.2, 4.2, 13.0))
+    height = float(np.clip(0.42 * tq + 2.3, 3.1, 10.5))
     fig, ax = _figure_and_axes(ax, (width, height))
     cm = ListedColormap([_BLOCKED_COLOUR, _ATTEND_COLOUR])
     ax.imshow(arr.astype(int), cmap=cm, vmin=0, vmax=1, interpolation="nearest")
@@ -123,7 +131,10 @@ def plot_mask(
         Patch(facecolor=_ATTEND_COLOUR, edgecolor="#555555", label=legend[0]),
         Patch(facecolor=_BLOCKED_COLOUR, edgecolor="#555555", label=legend[1]),
     ]
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.03, 1.0), borderaxespad=0.0)
+    if own_figure:
+        fig.legend(handles=handles, loc="outside lower center", ncols=2)
+    else:
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.03, 1.0), borderaxespad=0.0)
     return fig
 
 
