@@ -301,6 +301,7 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
     boxes = {
         ax: ax.get_position(original=False).transformed(fig.transFigure) for ax in [*panels, *bars]
     }
+    tights = {bar: bar.get_tightbbox(renderer) for bar in bars}  # measured once: costly
 
     if any(b._colorbar_info["location"] not in ("right", "bottom") for b in sum(own.values(), [])):
         raise _Refuse("a panel's colour bar on its left or above it")
@@ -309,20 +310,21 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
 
     # Left and right of the panels: tick labels, axis labels, their own colour bars and
     # a legend placed under the panel.
-    sides = {}
+    sides, x_bottom = {}, {}
     for ax in panels:
         box = boxes[ax]
         legend = ax.get_legend()
         legends = [] if legend is None else [legend.get_window_extent(renderer)]
-        labels = [box, ax.xaxis.get_tightbbox(renderer), ax.yaxis.get_tightbbox(renderer)]
-        x0, _, x1, _ = _extents(labels + legends + [b.get_tightbbox(renderer) for b in own[ax]])
+        x_bottom[ax] = ax.xaxis.get_tightbbox(renderer)
+        labels = [box, x_bottom[ax], ax.yaxis.get_tightbbox(renderer)]
+        x0, _, x1, _ = _extents(labels + legends + [tights[b] for b in own[ax]])
         # Below: the panel's labels, a colour bar under it; a colour bar beside it is kept
         # within the panel's height (an image of fixed aspect draws a panel shorter than
         # the bar beside it), so only what hangs under the bar's foot counts.
-        below = [b.get_tightbbox(renderer) for b in own[ax] if under_bar(b)]
+        below = [tights[b] for b in own[ax] if under_bar(b)]
         _, y0, _, _ = _extents(labels + legends + below)
         under = max(
-            [boxes[b].y0 - b.get_tightbbox(renderer).y0 for b in own[ax] if not under_bar(b)],
+            [boxes[b].y0 - tights[b].y0 for b in own[ax] if not under_bar(b)],
             default=0,
         )
         sides[ax] = ((box.x0 - x0) / dpi, (x1 - box.x1) / dpi, max(box.y0 - y0, under) / dpi)
@@ -334,7 +336,7 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
     bar_room = 0.0
     for bar in shared:
         if bar._colorbar_info["location"] == "right":
-            tight = bar.get_tightbbox(renderer)
+            tight = tights[bar]
             parent_x1 = max(boxes[p].x1 for p in bar._colorbar_info["parents"])
             bar_room = max(bar_room, (tight.x1 - parent_x1) / dpi - right)
     panel_w = width_in - 2 * pad - left - right - max(0.0, bar_room)
@@ -347,11 +349,11 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
     for ax in panels:
         for title in (ax.title, ax._left_title, ax._right_title):
             _wrap_text(title, (panel_w + 0.5 * (left + right)) * dpi, renderer, undo)
-        before = ax.xaxis.get_tightbbox(renderer)
+        before = len(undo.steps)
         _wrap_text(ax.xaxis.label, panel_w * dpi, renderer, undo)
         upright_ticks(ax, panel_w * dpi, undo)
-        if before is not None:  # more lines, upright tick labels: more room under it
-            more = (before.y0 - ax.xaxis.get_tightbbox(renderer).y0) / dpi
+        if len(undo.steps) > before and x_bottom[ax] is not None:  # more room under it
+            more = (x_bottom[ax].y0 - ax.xaxis.get_tightbbox(renderer).y0) / dpi
             sides[ax] = (*sides[ax][:2], sides[ax][2] + max(0.0, more))
     for leg in list(fig.legends):
         if leg.get_window_extent(renderer).width > fig_px - 2 * pad * dpi and leg._ncols > 1:
@@ -366,7 +368,7 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
         box = boxes[ax]
         tops = [_text_box(t, renderer) for t in (ax.title, ax._left_title, ax._right_title)]
         _, _, _, y1 = _extents([box, *tops])
-        over = max([b.get_tightbbox(renderer).y1 - boxes[b].y1 for b in own[ax]], default=0)
+        over = max([tights[b].y1 - boxes[b].y1 for b in own[ax]], default=0)
         top = max(y1 - box.y1, over) / dpi
         aspect = getattr(fig, "_phone_aspect", None) or min(max(box.height / box.width, 0.3), 1.6)
         height = panel_w * aspect
@@ -377,7 +379,7 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
     x0 = pad + left
     bar_places = {}
     for bar in shared:
-        bb, tight = boxes[bar], bar.get_tightbbox(renderer)
+        bb, tight = boxes[bar], tights[bar]
         parents = bar._colorbar_info["parents"]
         if bar._colorbar_info["location"] == "right":  # as long as on the desktop, at the top
             offset = (bb.x0 - max(boxes[p].x1 for p in parents)) / dpi
