@@ -153,10 +153,25 @@ def positional_encoding_explorer(
             style={"description_width": "initial"},
             layout=widgets.Layout(width="420px"),
         )
-        frames = [
-            [figure_to_png(_pe_figure(s, max_position, pair)) for _, pair in slider_pairs(s)]
-            for s in sizes
-        ]
+        laid_out: dict[int, tuple] = {}  # per d_model: its first frame's axes and title places
+
+        def frame(size: int, pair: int) -> bytes:
+            # The frames of one d_model differ only in data and numbers: its first frame's
+            # constrained layout serves them all, pixel for pixel (the layout pass is a
+            # third of a frame's cost; the phone versions need the time).
+            fig = _pe_figure(size, max_position, pair)
+            if size in laid_out:
+                fig.set_layout_engine("none")
+                places, title = laid_out[size]
+                for ax, place in zip(fig.axes, places):
+                    ax.set_position(place)
+                fig._suptitle.set_position(title)
+            png = figure_to_png(fig)
+            places = [ax.get_position() for ax in fig.axes]
+            laid_out.setdefault(size, (places, fig._suptitle.get_position()))
+            return png
+
+        frames = [[frame(s, pair) for _, pair in slider_pairs(s)] for s in sizes]
         return static_explorer(
             title,
             "Choose d_model and slide through the column pairs, from fast (left of the table) "
