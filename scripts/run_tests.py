@@ -82,9 +82,10 @@ class Run:
     started: float
     seconds: float | None = None
     returncode: int | None = None
-    #: Processor time of the suite and every process it waited for (Chromium, kernels,
-    #: subprocesses), user + system: on a machine that all suites share, this is what
-    #: each one costs.
+    #: Processor time, user + system, of the suite and of every process that was waited
+    #: for (its kernels and subprocesses): on a machine that all suites share, what each
+    #: costs. Not the browser's: Playwright's driver does not wait for Chromium's
+    #: processes, so a browser suite counts only its Python side.
     cpu_seconds: float | None = None
 
     def poll(self) -> bool:
@@ -188,7 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     if not_run:
         took += f"; not run, as the book did not build: {', '.join(not_run)}"
-    print(f"\nAll suites done in {time.monotonic() - began:.0f} s: {took}.", flush=True)
+    print(
+        f"\nAll suites done in {time.monotonic() - began:.0f} s: {took} "
+        "(CPU-s: the processes each suite waited for; a browser's are not among them).",
+        flush=True,
+    )
     failed = [run.returncode for run in runs if run.returncode != 0]
     return failed[0] if failed else 0
 
