@@ -1,4 +1,4 @@
-"""``data/vocab_sizes.json`` (``scripts/vocab_sizes.py``) describes the shipped corpus and tokenizer.
+"""``data/vocab_sizes.json`` (``scripts/vocab_sizes.py``) fits the shipped corpus and tokenizer.
 
 Chapter 2 plots tokens per sentence against the vocabulary size from that file instead of
 training six tokenizers when the book is built. Its row for the shipped size must be what
