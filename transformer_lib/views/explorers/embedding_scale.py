@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..phone_layout import with_phone_png
 from .frames import (
     KERNEL_NOTE,
     InputProblem,
@@ -17,6 +18,7 @@ from .frames import (
     load_ipywidgets,
     new_figure,
     static_explorer,
+    static_mode,
     use_static,
 )
 
@@ -50,7 +52,19 @@ def _cosine(x: np.ndarray) -> np.ndarray:
     return unit @ unit.T
 
 
-def _scale_figure(model, tokens: Sequence[str], ids: Sequence[int], scale: bool, which: str):
+#: Width of the phone version of a frame, in inches: 344 px at the frames' 80 dpi, shown
+#: at full size in a phone's 350-pixel column.
+_PHONE_WIDTH_IN = 4.3
+
+
+def _scale_figure(
+    model, tokens: Sequence[str], ids: Sequence[int], scale: bool, which: str, phone: bool = False
+):
+    """One frame: the heatmap of cosine similarities and the bars of the two parts' lengths.
+
+    ``phone``: laid out for a phone's column (:data:`_PHONE_WIDTH_IN` wide): the heatmap
+    across the whole width with its colour bar under it, the bars below, the title wrapped.
+    """
     from matplotlib.patches import Rectangle
 
     from ..style import DIVERGING_CMAP, OKABE_ITO, _label_text
@@ -63,11 +77,28 @@ def _scale_figure(model, tokens: Sequence[str], ids: Sequence[int], scale: bool,
     near = np.array([[abs(i - j) == 1 and ids[i] != ids[j] for j in range(n)] for i in range(n)])
     labels = [f"{_label_text(t)} {i}" for i, t in enumerate(tokens)]
     s_text = f"× √d_model = {math.sqrt(d_model):.3g}" if scale else "× 1 (no scale)"
+    title = (
+        f"{which.capitalize()} embeddings {s_text}. Mean cosine similarity: the same "
+        f"token at two positions {sim[same].mean():.2f},\nneighbouring different tokens "
+        f"{sim[near].mean():.2f}"
+    )
     with book_style():
-        fig = new_figure((8.4, 5.0), layout="constrained")
-        ax0, ax1 = fig.subplots(1, 2, width_ratios=[1.7, 1])
+        if phone:
+            # 12 pt tick labels at 80 dpi are 13 px; the heatmap's cells about 20 px.
+            fig = new_figure((_PHONE_WIDTH_IN, 8.6), layout="constrained")
+            fig.get_layout_engine().set(hspace=0.06)  # room above the bars' title
+            ax0, ax1 = fig.subplots(2, 1, height_ratios=[1.9, 1])
+            fs = 11 if n <= 14 else 9
+            title = (
+                f"{which.capitalize()} embeddings {s_text}.\nMean cosine similarity:\n"
+                f"the same token at two positions {sim[same].mean():.2f},\n"
+                f"neighbouring different tokens {sim[near].mean():.2f}"
+            )
+        else:
+            fig = new_figure((8.4, 5.0), layout="constrained")
+            ax0, ax1 = fig.subplots(1, 2, width_ratios=[1.7, 1])
+            fs = 12 if n <= 14 else 10.5  # 12 pt at FRAME_DPI 80: 13 px on the page
         im = ax0.imshow(sim, cmap=DIVERGING_CMAP, vmin=-1, vmax=1, interpolation="nearest")
-        fs = 12 if n <= 14 else 10.5  # 12 pt at FRAME_DPI 80: 13 px on the page
         ax0.set_xticks(np.arange(n), labels, rotation=60, ha="right", rotation_mode="anchor")
         ax0.set_yticks(np.arange(n), labels)
         ax0.tick_params(labelsize=fs)
@@ -77,7 +108,18 @@ def _scale_figure(model, tokens: Sequence[str], ids: Sequence[int], scale: bool,
         ax0.set_xlabel("encoder input (token, position)")
         ax0.set_ylabel("encoder input (token, position)")
         ax0.set_title("cosine similarity of the input vectors", fontsize=11)
-        fig.colorbar(im, ax=ax0, shrink=0.8, label="cosine similarity")
+        if phone:
+            fig.colorbar(
+                im,
+                ax=ax0,
+                location="bottom",
+                shrink=0.9,
+                aspect=30,
+                label="cosine similarity",
+                ticks=[-1, -0.5, 0, 0.5, 1],
+            )
+        else:
+            fig.colorbar(im, ax=ax0, shrink=0.8, label="cosine similarity")
         parts = [
             ("token part\n" + s_text.split(" (")[0], np.linalg.norm(token_part, axis=1)),
             ("position part\nPE", np.linalg.norm(pos_part, axis=1)),
@@ -89,17 +131,22 @@ def _scale_figure(model, tokens: Sequence[str], ids: Sequence[int], scale: bool,
         ax1.set_xticks([0, 1], [p[0] for p in parts])
         ax1.tick_params(axis="x", labelsize=10)
         ax1.set_ylim(0, 20)
-        ax1.set_ylabel("mean length of the vector")
+        ax1.set_ylabel("mean length" if phone else "mean length of the vector")
         ax1.set_xlabel("the two parts of the input")
         ax1.set_title("which part is longer?", fontsize=11)
         ax1.grid(axis="y", alpha=0.3)
-        fig.suptitle(
-            f"{which.capitalize()} embeddings {s_text}. Mean cosine similarity: the same "
-            f"token at two positions {sim[same].mean():.2f},\nneighbouring different tokens "
-            f"{sim[near].mean():.2f}",
-            fontsize=11,
-        )
+        fig.suptitle(title, fontsize=11)
     return fig
+
+
+def _frame(model, tokens: Sequence[str], ids: Sequence[int], scale: bool, which: str) -> bytes:
+    """A precomputed frame; in the static build it carries its phone version, drawn for a
+    phone's column (stacking the desktop panels would leave the heatmap's labels cramped)."""
+    png = figure_to_png(_scale_figure(model, tokens, ids, scale, which), phone=False)
+    if not static_mode():
+        return png
+    phone = _scale_figure(model, tokens, ids, scale, which, phone=True)
+    return with_phone_png(png, figure_to_png(phone, phone=False))
 
 
 def _models(translator):
@@ -179,10 +226,7 @@ def embedding_scale_explorer(
     )
     if use_static(static):
         tokens, ids = split(sentence)
-        frames = [
-            [figure_to_png(_scale_figure(models[w], tokens, ids, s, w)) for w in models]
-            for s in (True, False)
-        ]
+        frames = [[_frame(models[w], tokens, ids, s, w) for w in models] for s in (True, False)]
         text.value, text.disabled = sentence, True
         return static_explorer(
             title,
