@@ -144,6 +144,80 @@ def _reflow(markdown: str, width: int = 90) -> str:
     return "\n\n".join(out)
 
 
+def _masked_lm_section(data: Path) -> str:
+    """The card's part on chapter 14's masked language model, from its checkpoint and the
+    JSON that ``scripts/masked_lm_train.py`` wrote with it."""
+    from transformer_lib.pipeline.masked_lm import load_masked_lm
+
+    path = data / "masked_lm.pt"
+    r = json.loads((data / "masked_lm.json").read_text(encoding="utf-8"))
+    model, ckpt = load_masked_lm(path)
+    c, st, tc = model.config, ckpt["state"], ckpt["state"]["training_config"]
+    t = r["test"]
+
+    def pct(name: str, key: str) -> str:
+        return f"{100 * t[name][key]:.1f} %"
+
+    rows = [
+        _row(
+            label,
+            pct(name, "top1_acc"),
+            pct(name, "top5_acc"),
+            pct(name, "word_top1_acc"),
+            pct(name, "word_top5_acc"),
+        )
+        for name, label in [
+            ("model", "**the model**"),
+            ("bigram", "bigram: the tokens that most often follow the left neighbour"),
+            ("unigram", "unigram: the most frequent training tokens"),
+        ]
+    ]
+    table = "\n".join(
+        [
+            "| guess | top-1, all tokens | top-5, all tokens | top-1, words | top-5, words |",
+            "| --- | --- | --- | --- | --- |",
+            *rows,
+        ]
+    )
+    return f"""## The masked language model (`data/masked_lm.pt`)
+
+Chapter 14's encoder-only (BERT-style) model, which restores a hidden token: the library's
+encoder stack, {c.n_encoder_layers} post-LN layers (d_model {c.d_model}, {c.n_heads} heads,
+d_ff {c.d_ff}) with only a padding mask, so that every position reads the whole sentence
+both ways; sinusoidal positions; the output layer tied to the embedding. Its vocabulary is
+the shipped tokenizer's {c.vocab_size - 1:,} tokens plus `[MASK]` (id {model.mask_id:,});
+{_n(r["parameters"])} parameters; the file is {path.stat().st_size / 1e6:.1f} MB (fp32
+weights, config, tokenizer sha256 and the training log). Load it with
+`transformer_lib.pipeline.masked_lm.load_masked_lm()`.
+
+It read the {_n(st["train_sentences"])} distinct English sentences of the same training
+split (the German side is not used), each between `<bos>` and `<eos>`, and was trained by
+
+```bash
+python scripts/masked_lm_train.py    # writes data/masked_lm.pt and data/masked_lm.json
+```
+
+for {_n(st["step"])} steps of {tc["batch"]} sentences ({r["training"]["epochs"]:.0f} passes),
+Adam (β2 0.98), peak learning rate {tc["lr"]:g} after {tc["warmup"]} warm-up steps, cosine
+decay to a tenth, dropout {c.dropout}, gradient norm clipped at 1.0, seed {tc["seed"]}, in
+{st["cpu_s"] / 60:.1f} CPU-minutes (one torch thread). Each step draws new masks with
+`mask_tokens` (BERT's rule: 15 % of the tokens picked, of those 80 % `[MASK]`, 10 % a random
+token, 10 % kept), and the loss is the cross-entropy at the picked positions only.
+
+Measured on the {_n(t["sentences"])} distinct English sentences of the test split, each of
+their {_n(t["model"]["tokens"])} tokens hidden behind `[MASK]` once, alone
+([`masked_lm.json`](masked_lm.json)); "words" are the {_n(t["model"]["word_tokens"])} tokens
+that hold a letter (punctuation left out), where each baseline guesses among such tokens
+only:
+
+{table}
+
+It fills one token at a time from its context, and it has read nothing but these short,
+everyday English sentences; a word of several tokens needs as many `[MASK]`s, and it does
+not write text. It was not fine-tuned for any task, and nothing was measured beyond the
+table above."""
+
+
 def _row(*cells) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
@@ -191,7 +265,8 @@ built with `transformer_lib` and trained on a 2-core CPU in {tr["cpu_min"]:.0f} 
 from the corpus that ships in `data/`. It is the translator used in chapters 9–11 of the
 book. It is a teaching model: it translates short, everyday sentences like the ones it
 was trained on, and little else. Its decoder-only counterpart, `data/decoder_only.pt`,
-is described at the end.
+and chapter 14's small masked language model, `data/masked_lm.pt`, are described at the
+end.
 
 ```python
 from transformer_lib import load_pretrained
@@ -382,6 +457,8 @@ python scripts/head_to_head.py --mask-comparison runs/causal-8 runs/prefix-8
 It also continues German text:
 `python -m transformer_lib generate "Ich habe" --checkpoint data/decoder_only.pt
 --temperature 0.8 --top-k 20 --seed 0`.
+
+{_masked_lm_section(data)}
 
 Not for any use beyond learning how Transformers work.
 """

@@ -7,20 +7,47 @@ tokens as targets and corrupts the input there: 80% of the picked tokens become 
 rely on ``[MASK]``, which never occurs in real text. The loss is taken at the picked
 positions only.
 
+:class:`MaskedLanguageModel` is the small encoder-only model that chapter 14 trains this
+way (``scripts/masked_lm_train.py`` writes ``data/masked_lm.pt``): the library's encoder
+stack with a padding mask only, so that every position reads the whole sentence.
+:func:`masked_accuracy` hides each token of some sentences in turn and counts the model's
+right guesses; :func:`guess_masked` lists its likeliest fillers for one hidden token.
+
 Shapes: B batch, T length.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
+from torch.nn.utils.rnn import pad_sequence
 
-from .tokenizer import SPECIAL_TOKENS
+from ..components.config import TransformerConfig
+from ..components.embedding import TokenEmbedding
+from ..components.layers import Encoder
+from ..components.masks import padding_mask
+from ..components.model import check_id_matrix, init_parameters
+from ..components.positional import positional_encoding
+from .tokenizer import BOS_ID, EOS_ID, SPECIAL_TOKENS
 
-__all__ = ["IGNORE_INDEX", "MaskedTokens", "mask_tokens"]
+__all__ = [
+    "IGNORE_INDEX",
+    "MASK_TOKEN",
+    "MaskedLanguageModel",
+    "MaskedTokens",
+    "mask_tokens",
+    "guess_masked",
+    "load_masked_lm",
+    "masked_accuracy",
+    "masked_lm_batch",
+    "one_mask_at_a_time",
+    "shipped_masked_lm_path",
+]
 
 #: Target id of the positions that are not predicted (``F.cross_entropy``'s default).
 IGNORE_INDEX = -100
@@ -90,3 +117,155 @@ def mask_tokens(
     inputs = torch.where(how == 1, mask_id, torch.where(how == 2, random_ids, cpu))
     targets = torch.where(selected, cpu, IGNORE_INDEX)
     return MaskedTokens(*(t.to(ids.device) for t in (inputs, targets, selected, how)))
+
+
+# ---- a small encoder-only model that restores the masked tokens ---------------------------
+
+#: How the ``[MASK]`` token is printed; its id is the first one after the tokenizer's.
+MASK_TOKEN = "[MASK]"
+
+
+class MaskedLanguageModel(nn.Module):
+    """An encoder-only (BERT-style) model: token ids in, a guess for every position out.
+
+    Built from the library's parts: the token embedding (×√d_model) plus positional
+    encoding (§3.4, §3.5), the encoder stack with only a padding mask, so that every
+    position reads the whole sentence both ways, and an output layer tied to the
+    embedding (§3.4). ``config.vocab_size`` counts the ``[MASK]`` token, whose id is
+    ``config.vocab_size - 1`` (:attr:`mask_id`); it is never a prediction.
+
+    Shape:
+        ``ids (B, T)`` long → logits ``(B, T, V)``, V = ``config.vocab_size``.
+
+    Example:
+        >>> model = MaskedLanguageModel(TransformerConfig.tiny(vocab_size=101))
+        >>> model(torch.randint(5, 100, (2, 7))).shape
+        torch.Size([2, 7, 101])
+    """
+
+    arch = "encoder-only"
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        c = self.config = config
+        self.mask_id = c.vocab_size - 1
+        self.embed = TokenEmbedding(c.vocab_size, c.d_model, c.pad_id)
+        self.positional = positional_encoding(c.positional, c.max_len, c.d_model)
+        self.embed_dropout = nn.Dropout(c.dropout)
+        self.encoder = Encoder(c)
+        self.generator = nn.Linear(c.d_model, c.vocab_size)
+        init_parameters(self, [self.embed], self.generator, c)
+        self.generator.weight = self.embed.weight  # tied, as in the translator
+
+    def hidden_states(self, ids: Tensor) -> Tensor:
+        """The encoder's output ``(B, T, D)``; padding is the only thing masked."""
+        check_id_matrix(ids, "ids")
+        mask = padding_mask(ids, self.config.pad_id)  # (B, 1, 1, T), True = may attend
+        x = self.embed_dropout(self.positional(self.embed(ids)))  # (B, T, D)
+        return self.encoder(x, mask)[0]  # (B, T, D)
+
+    def forward(self, ids: Tensor) -> Tensor:
+        return self.generator(self.hidden_states(ids))  # (B, T, V)
+
+    def logits_at(self, ids: Tensor, where: Tensor) -> Tensor:
+        """Logits ``(N, V)`` at the ``N`` positions where the bool ``where (B, T)`` is True,
+        with ``[MASK]`` and the special tokens ruled out (they are never an answer)."""
+        logits = self.generator(self.hidden_states(ids)[where])  # (N, V)
+        logits[:, : len(SPECIAL_TOKENS)] = float("-inf")
+        logits[:, self.mask_id] = float("-inf")
+        return logits
+
+
+def masked_lm_batch(sentences: Sequence[Sequence[int]], pad_id: int = 0) -> Tensor:
+    """``<bos>`` + ids + ``<eos>`` for each sentence, right-padded: ``(B, T)``."""
+    rows = [torch.tensor([BOS_ID, *s, EOS_ID]) for s in sentences]
+    return pad_sequence(rows, batch_first=True, padding_value=pad_id)
+
+
+def one_mask_at_a_time(batch: Tensor, mask_id: int) -> tuple[Tensor, Tensor, Tensor]:
+    """Every non-special token of ``batch (B, T)`` hidden once, alone, behind ``[MASK]``.
+
+    Returns ``inputs (N, T)`` (row n: one sentence with one token masked), ``where
+    (N, T)`` (bool, the masked position) and ``targets (N,)`` (the hidden ids): N is the
+    number of non-special tokens in the batch.
+    """
+    special = torch.arange(len(SPECIAL_TOKENS))
+    rows, cols = torch.nonzero(~torch.isin(batch, special), as_tuple=True)
+    inputs = batch[rows].clone()  # (N, T)
+    where = torch.zeros_like(inputs, dtype=torch.bool)
+    where[torch.arange(len(rows)), cols] = True
+    targets = inputs[where]  # (N,)
+    inputs[where] = mask_id
+    return inputs, where, targets
+
+
+@torch.no_grad()
+def masked_accuracy(
+    model: MaskedLanguageModel,
+    sentences: Sequence[Sequence[int]],
+    word_ids: Iterable[int] = (),
+    k: int = 5,
+) -> dict[str, int]:
+    """Mask each token of each sentence in turn; count the model's top-1 and top-``k`` hits.
+
+    Args:
+        model: the masked language model (put in eval mode for the count).
+        sentences: token ids, without ``<bos>``/``<eos>`` (:func:`masked_lm_batch` adds them).
+        word_ids: token ids counted again on their own (``"word_*"``), e.g. those that
+            hold a letter, so that punctuation can be left out.
+        k: how many guesses count for ``"top5"`` (the key keeps its name).
+
+    Returns:
+        ``{"tokens", "top1", "top5", "word_tokens", "word_top1", "word_top5"}``: masked
+        tokens and hits.
+    """
+    was_training = model.training
+    model.eval()
+    words = torch.tensor(sorted(set(word_ids)), dtype=torch.long)
+    keys = ("tokens", "top1", "top5", "word_tokens", "word_top1", "word_top5")
+    counts = dict.fromkeys(keys, 0)
+    try:
+        for start in range(0, len(sentences), 64):
+            batch = masked_lm_batch(sentences[start : start + 64], model.config.pad_id)
+            inputs, where, targets = one_mask_at_a_time(batch, model.mask_id)
+            best = model.logits_at(inputs, where).topk(k, dim=-1).indices  # (N, k)
+            hit = best == targets[:, None]  # (N, k)
+            for prefix, keep in [("", slice(None)), ("word_", torch.isin(targets, words))]:
+                counts[prefix + "tokens"] += int(hit[keep].size(0))
+                counts[prefix + "top1"] += int(hit[keep][:, 0].sum())
+                counts[prefix + "top5"] += int(hit[keep].any(-1).sum())
+    finally:
+        model.train(was_training)
+    return counts
+
+
+def shipped_masked_lm_path() -> Path:
+    """``masked_lm.pt`` in the shipped data (chapter 14's model)."""
+    from .corpus import shipped_data_dir
+
+    return shipped_data_dir() / "masked_lm.pt"
+
+
+def load_masked_lm(path: str | os.PathLike | None = None) -> tuple[MaskedLanguageModel, dict]:
+    """The model of a ``scripts/masked_lm_train.py`` checkpoint (default: the shipped one),
+    in eval mode, and the checkpoint dict (``config``, ``tokenizer_sha256``, ``state``)."""
+    path = Path(path) if path is not None else shipped_masked_lm_path()
+    ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    model = MaskedLanguageModel(TransformerConfig.from_dict(ckpt["config"]))
+    model.load_state_dict(ckpt["model"])
+    return model.eval(), ckpt
+
+
+@torch.no_grad()
+def guess_masked(
+    model: MaskedLanguageModel, ids: Sequence[int], position: int, k: int = 5
+) -> list[tuple[int, float]]:
+    """Hide token ``position`` of one sentence (ids without ``<bos>``/``<eos>``) behind
+    ``[MASK]``; the model's ``k`` likeliest ids there, with their probabilities."""
+    batch = masked_lm_batch([ids], model.config.pad_id)  # (1, T + 2)
+    where = torch.zeros_like(batch, dtype=torch.bool)
+    where[0, position + 1] = True  # + 1: after <bos>
+    batch[where] = model.mask_id
+    probs = model.logits_at(batch, where).softmax(-1)[0]  # (V,)
+    top = probs.topk(k)
+    return list(zip(top.indices.tolist(), top.values.tolist()))
