@@ -834,6 +834,17 @@ def test_head_statistics_rows_are_heads_and_nan_cells_stay_blank():
         plot_head_statistics(values, ["a"], ["x", "y", "z"])
 
 
+def test_head_statistics_column_groups_are_set_apart():
+    values = np.array([[0.5, 0.25, 0.9], [0.1, 0.2, 0.3]])
+    fig = plot_head_statistics(values, ["a", "b"], ["x", "y", "spread"], col_groups=[2, 1])
+    (ax,) = _heatmap_axes(fig)
+    # one white vertical line, between column 1 and the set-apart column 2
+    xs = [line.get_xdata()[0] for line in ax.lines if line.get_color() == "white"]
+    assert xs == [1.5]
+    with pytest.raises(ValueError, match="col_groups"):
+        plot_head_statistics(values, ["a", "b"], ["x", "y", "z"], col_groups=[1, 1])
+
+
 def test_head_statistics_column_labels_stay_apart():
     """Chapter 11's six statistics: no rotated label runs into its neighbour."""
     stats = ["previous", "same", "next", "first token", "punctuation", "spread"]

@@ -370,6 +370,7 @@ def plot_head_statistics(
     title: str = "What each head attends to",
     *,
     row_groups: Sequence[int] | None = None,
+    col_groups: Sequence[int] | None = None,
     cbar_label: str = "share of attention",
     vmin: float = 0.0,
     vmax: float = 1.0,
@@ -389,6 +390,8 @@ def plot_head_statistics(
         head_labels: ``R`` row labels; stat_labels: ``C`` column labels.
         row_groups: sizes of consecutive row groups (e.g. ``[8, 8, 2]`` for encoder heads,
             decoder heads and reference rows); a line is drawn between groups.
+        col_groups: the same for columns (e.g. ``[5, 1]`` to set a statistic of another
+            kind apart from five shares of attention).
         vmin, vmax: colour range of the sequential (viridis) map.
     """
     func = "plot_head_statistics"
@@ -398,6 +401,8 @@ def plot_head_statistics(
     cols = _token_labels(stat_labels, n_cols, "stat_labels", func)
     if row_groups is not None and sum(row_groups) != n_rows:
         raise ValueError(f"{func}: row_groups {list(row_groups)} must add up to {n_rows} rows.")
+    if col_groups is not None and sum(col_groups) != n_cols:
+        raise ValueError(f"{func}: col_groups {list(col_groups)} must add up to {n_cols} columns.")
     fig, ax = _figure_and_axes(
         ax,
         (
@@ -421,6 +426,9 @@ def plot_head_statistics(
     if row_groups:
         for edge in np.cumsum(row_groups)[:-1]:
             ax.axhline(edge - 0.5, color="white", linewidth=3)
+    if col_groups:
+        for edge in np.cumsum(col_groups)[:-1]:
+            ax.axvline(edge - 0.5, color="white", linewidth=3)
     fig.colorbar(im, ax=ax, label=cbar_label, shrink=0.9)
     return fig
 
