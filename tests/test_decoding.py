@@ -207,3 +207,41 @@ def test_too_long_source_is_a_clear_error():
     model = small_model(max_len=20)
     with pytest.raises(ValueError, match="max_len=20"):
         greedy_decode(model, torch.randint(4, 50, (1, 21)))
+
+
+def test_strict_eos_finishes_only_the_k_best_of_a_step():
+    """Step 2 ranks: a·<eos> -1.20, a·a -1.71, b·<eos> -1.72, b·a -1.97 (k = 2). By
+    default b·<eos> finishes (one live extension ranks above it) and the search is done;
+    with fairseq's rule it ranks third of the step, is dropped, and the search goes on."""
+    from types import SimpleNamespace
+
+    from transformer_lib.pipeline.decoding import beam_search_loop
+
+    pad, bos, eos, a, b = range(5)
+    config = SimpleNamespace(pad_id=pad, bos_id=bos, eos_id=eos, vocab_size=5)
+    table = {  # last token -> next-token probabilities of (<eos>, a, b)
+        bos: (1e-6, 0.6, 0.4),
+        a: (0.5, 0.3, 0.2),
+        b: (0.45, 0.35, 0.2),
+    }
+
+    def step(ys):  # (B·K, t) -> (B·K, V) log-probabilities
+        out = torch.full((ys.size(0), 5), -1e9)
+        for row, last in enumerate(ys[:, -1].tolist()):
+            out[row, [eos, a, b]] = torch.tensor(table[last]).log()
+        return out
+
+    def search(strict):
+        seen = []
+        start = torch.full((2, 1), bos)
+        (done,) = beam_search_loop(
+            step, lambda rows: None, start, 1, 2, 5, 0.0, config,
+            on_step=lambda *args: seen.append(args[1]), strict_eos=strict,
+        )  # fmt: skip
+        return sorted(tuple(h.tokens) for h in done), seen
+
+    loose, loose_steps = search(False)
+    assert loose == [(bos, a, eos), (bos, b, eos)] and loose_steps == [1, 2]
+    strict, strict_steps = search(True)
+    assert (bos, b, eos) not in strict and strict_steps[:3] == [1, 2, 3]
+    assert (bos, a, eos) in strict and len(strict) == 2

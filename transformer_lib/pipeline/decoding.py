@@ -157,6 +157,7 @@ def beam_search_loop(
     config,
     never: tuple[int, ...] = (),
     on_step=None,
+    strict_eos: bool = False,
 ) -> list[list[Hypothesis]]:
     """The search of :func:`beam_search`, for any model that extends a start sequence.
 
@@ -178,6 +179,9 @@ def beam_search_loop(
             extensions and the ones kept live, each as ``(ids, log P)`` with ``ids``
             including ``start``, best first, and the hypotheses finished at this step.
             For following the search (``views.explorers.beam.trace_beam_search``).
+        strict_eos: finish only ``<eos>`` extensions among the ``K`` best of a step, as
+            fairseq does (one ranked lower is dropped); by default one finishes whenever
+            fewer than ``K`` live extensions rank above it.
 
     Returns:
         For each sentence, its finished :class:`Hypothesis` list (unsorted); ``tokens``
@@ -207,11 +211,12 @@ def beam_search_loop(
             if done[b]:
                 continue
             kept, n_finished = 0, len(finished[b])
-            for lp, k, tok in zip(top_logp_l[b], top_beam_l[b], top_tok_l[b]):
+            for rank, (lp, k, tok) in enumerate(zip(top_logp_l[b], top_beam_l[b], top_tok_l[b])):
                 if lp == float("-inf"):
                     break
                 if tok == c.eos_id or last_step:
-                    if len(finished[b]) < K:  # as in fairseq: stop once K have finished
+                    too_low = strict_eos and rank >= K and not last_step
+                    if len(finished[b]) < K and not too_low:  # stop once K have finished
                         seq = ys[b * K + k].tolist() + [tok]
                         finished[b].append(Hypothesis(seq, lp, lp / length_penalty(t, alpha)))
                 elif kept < K:
@@ -258,6 +263,7 @@ def beam_search(
     n_best: int = 1,
     return_hypotheses: bool = False,
     on_step=None,
+    strict_eos: bool = False,
 ):
     """Beam search with the GNMT length penalty, batched over sentences.
 
@@ -283,6 +289,8 @@ def beam_search(
         return_hypotheses: Return ``B`` lists of :class:`Hypothesis`, best first, instead
             of a tensor.
         on_step: Called after every step of the search (see :func:`beam_search_loop`).
+        strict_eos: Finish only ``<eos>`` extensions among the ``beam_size`` best of a
+            step, fairseq's rule (see :func:`beam_search_loop`).
 
     Returns:
         ``(B, L)`` ids of each sentence's best hypothesis (``<bos>`` first, padded after
@@ -304,7 +312,16 @@ def beam_search(
         return model.decode(ys[:, -1:], memory, src_mask, cache=cache)[:, -1]
 
     finished = beam_search_loop(
-        step, cache.reorder, start, B, K, limit - 1, alpha, c, on_step=on_step
+        step,
+        cache.reorder,
+        start,
+        B,
+        K,
+        limit - 1,
+        alpha,
+        c,
+        on_step=on_step,
+        strict_eos=strict_eos,
     )
     results = [sorted(h, key=lambda x: x.score, reverse=True) for h in finished]
     if return_hypotheses:
