@@ -216,6 +216,10 @@ def plot_recurrence_vs_attention(
     handles, labels = bottom.get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=len(series), frameon=False)
     fig.suptitle(title)
+    from .phone_layout import set_phone_aspect
+
+    # Stacked on a phone, the wide bottom panel would keep its flat desktop shape.
+    set_phone_aspect(fig, 0.75)
     return fig
 
 
