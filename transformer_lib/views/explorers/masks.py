@@ -105,7 +105,8 @@ def _mask_figure(batch: Sequence[Sequence[str]], padding: bool, causal: bool, ro
 def mask_explorer(batch: Sequence[Sequence[str]] | None = None, *, static: bool | None = None):
     """Padding and causal masks on a small padded batch, and the attention they allow.
 
-    Chapter 6 (§3.2.3). Left: the boolean mask (True = may attend); right: the weights of
+    Chapter 6 (the paper's §3.2.3). Left (top on a phone): the boolean mask (True = may
+    attend); right (below it): the weights of
     :func:`~transformer_lib.components.attention.scaled_dot_product_attention` with that mask, for
     random queries and keys. Rows are queries, columns are keys.
 
@@ -159,9 +160,9 @@ def mask_explorer(batch: Sequence[Sequence[str]] | None = None, *, static: bool 
             controls,
             [pad, causal, row],
             frames,
-            alt="For one sentence of a padded batch: left, the boolean mask with the cells "
-            "that may attend marked; right, the attention weights it allows. Rows are "
-            "queries, columns keys; blocked cells get weight 0.",
+            alt="For one sentence of a padded batch: the boolean mask with the cells that "
+            "may attend marked, and beside it (below it on a phone) the attention weights "
+            "it allows. Rows are queries, columns keys; blocked cells get weight 0.",
         )
     row.continuous_update = False
 
