@@ -429,3 +429,62 @@ def test_slanted_tick_labels_that_would_overlap_are_turned_upright(inline_png, m
     assert phone_layout.phone_png(inline_png(fig)) is not None
     assert seen["rotations"] == {90}
     assert {t.get_rotation() for ax in axes for t in ax.get_xticklabels()} == {45}
+
+
+def _spy_boxes(monkeypatch, seen):
+    """Record, as the phone version is drawn, its size, panels, legends and tick labels."""
+    draw = phone_layout._draw
+
+    def spy(fig, dpi):
+        panels = [ax for ax in fig.axes if getattr(ax, "_colorbar", None) is None]
+        seen["size"] = tuple(fig.get_size_inches())
+        seen["boxes"] = [ax.get_position(original=True) for ax in panels]
+        seen["legends"] = [(leg.get_visible(), leg in fig.legends) for leg in _legends(fig)]
+        seen["y ticks"] = [ax.yaxis.get_tick_params().get("labelleft", True) for ax in panels]
+        return draw(fig, dpi)
+
+    monkeypatch.setattr(phone_layout, "_draw", spy)
+
+
+def _legends(fig):
+    return [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None] + fig.legends
+
+
+def test_a_grid_can_ask_for_two_columns_on_a_phone(inline_png, monkeypatch):
+    """Chapter 8's cross-attention maps: 2 rows of 5 heads become 5 rows of 2 on a phone,
+    each desktop row a phone column; the right column drops the y tick labels it repeats."""
+    fig, axes = plt.subplots(
+        2, 5, figsize=(9.4, 5.6), sharex=True, sharey=True, layout="constrained"
+    )
+    weights = np.random.default_rng(0).dirichlet(np.ones(4), size=(10, 5))
+    for ax, w in zip(axes.flat, weights):
+        image = ax.imshow(w, vmin=0, vmax=1)
+        ax.set_title("head", fontsize=13)
+        ax.set_xticks(range(4), WORDS[:4], rotation=45, ha="right")
+        ax.set_yticks(range(5), WORDS[:5])
+        ax.tick_params(labelsize=13)
+    fig.colorbar(image, ax=axes, shrink=0.8)
+    fig.suptitle("Ten maps", fontsize=14)
+    phone_layout.set_phone_columns(fig, 2, order="columns")
+    seen = {}
+    _spy_boxes(monkeypatch, seen)
+    png = inline_png(fig)
+    phone = phone_layout.phone_png(png)
+    assert phone is not None
+    boxes = seen["boxes"]
+    lefts = sorted({round(b.x0, 3) for b in boxes})
+    assert len(lefts) == 2  # two columns
+    first, second = boxes[:5], boxes[5:]  # desktop rows 0 and 1
+    assert all(round(b.x0, 3) == lefts[0] for b in first)
+    assert all(round(b.x0, 3) == lefts[1] for b in second)
+    tops = [b.y1 for b in first]
+    assert tops == sorted(tops, reverse=True)  # heads top to bottom
+    assert [round(a.y1, 3) for a in first] == [round(b.y1, 3) for b in second]  # side by side
+    assert seen["y ticks"] == [True] * 5 + [False] * 5
+    assert seen["size"][0] <= 1.5 * phone_layout.PHONE_WIDTH_IN
+    assert _shown_text_px(phone) >= phone_layout.MIN_TEXT_PX
+    assert readable_width(phone) <= phone_layout.PHONE_COLUMN_PX
+    assert _size(phone)[1] < 3 * _size(phone)[0]  # not a ten-panel column
+    assert all(ax.yaxis.get_tick_params().get("labelleft", True) for ax in axes[:, 0])
+    with pytest.raises(ValueError):
+        phone_layout.set_phone_columns(fig, 2, order="diagonal")

@@ -6,7 +6,8 @@ A figure of several panels too wide for a phone's column carries a phone version
 show it inside the column (its box does not scroll sideways) with its smallest text at
 least :data:`~page_checks.MIN_TEXT_PX` CSS px; at 1280 px it must show the desktop image,
 and the desktop PNG must no longer carry the phone one. Chapter 4's grids of heads must
-have phone versions.
+have phone versions, and so must every figure named in :data:`MUST_FIT`: a figure that
+stops fitting a phone (its phone version lost, or its box scrolling) fails here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,34 @@ pytestmark = pytest.mark.browser
 
 #: A page whose grids of attention heads must have phone versions.
 GRID_PAGE = "chapters/04_multi_head_attention"
+
+#: Figures (by their ``:name:``) that must show a phone version that fits the column.
+MUST_FIT = {
+    "chapters/08_encoder_decoder": ("fig-08-cross-attention",),
+}
+
+# The image a named figure shows: as PHONE_FIGURES reports it, with its box's scroll.
+NAMED_FIGURE = (
+    """async (figure) => {
+"""
+    + PNG_CHUNKS_JS
+    + """
+  const img = figure.querySelector("img");
+  if (!img.complete) await img.decode().catch(() => null);
+  const chosen = await pngChunks(img.currentSrc);
+  return {
+    src: img.getAttribute("src"),
+    chosen: img.currentSrc,
+    natural: img.naturalWidth,
+    naturalHeight: img.naturalHeight,
+    shown: img.getBoundingClientRect().width,
+    column: figure.closest("article, main").getBoundingClientRect().width,
+    scroll: Math.max(figure.scrollWidth - figure.clientWidth,
+      img.parentElement.scrollWidth - img.parentElement.clientWidth),
+    recorded: chosen.text,
+  };
+}"""
+)
 
 # For each figure with a phone version: the image the browser chose, its sizes, the text
 # size recorded in that image, and how far its box scrolls sideways.
@@ -89,3 +118,20 @@ def test_the_grids_of_heads_have_phone_versions(phone_visit):
     figures = _figures(phone_visit(GRID_PAGE))
     assert figures, f"{GRID_PAGE}: no figure with a phone version"
     assert all(f["chosen"].endswith("-phone.png") for f in figures)
+
+
+def test_named_figures_fit_a_phone(phone_visit, page_name):
+    if page_name not in MUST_FIT:
+        pytest.skip(f"{page_name} names no figure that must fit a phone")
+    page = phone_visit(page_name).page
+    bad = []
+    for name in MUST_FIT[page_name]:
+        figure = page.locator(f"figure#{name}")
+        if figure.count() != 1:
+            bad.append(f"{name}: not on the page")
+            continue
+        f = figure.evaluate(NAMED_FIGURE)
+        if not f["chosen"].endswith("-phone.png"):
+            bad.append(f"{name}: the phone shows {f['chosen']}, not a phone version")
+        bad += phone_fit_problems(name, f)
+    assert not bad, f"{page_name} at 390 px:" + listing(bad)

@@ -21,7 +21,8 @@ What was changed is put back. Every test that can refuse without drawing comes f
 A figure keeps its scrolling desktop image only (no phone version) when re-laying it out
 is not safe or would not help:
 
-* it has one panel, or its panels are not plain cells of one grid (insets, twin axes,
+* it has one panel (unless it asks for a narrower one, :func:`set_phone_narrow`), or its
+  panels are not plain cells of one grid (insets, twin axes,
   nested grids, panels that overlap, axes placed by hand);
 * something is placed in figure coordinates, other than the figure's title and its
   shared axis labels (``suptitle``, ``supxlabel``, ``supylabel``), which move to the
@@ -59,6 +60,8 @@ __all__ = [
     "with_phone_png",
     "phone_version",
     "set_phone_aspect",
+    "set_phone_columns",
+    "set_phone_narrow",
 ]
 
 #: Type of the private PNG chunk that carries the phone version inside the desktop PNG
@@ -158,7 +161,8 @@ def _panels(fig):
         return None  # a legend placed in figure coordinates
     bars = [ax for ax in fig.axes if getattr(ax, "_colorbar", None) is not None]
     panels = [ax for ax in fig.axes if getattr(ax, "_colorbar", None) is None]
-    if len(panels) < 2 or not all(ax.get_visible() for ax in fig.axes):
+    fewest = 1 if getattr(fig, "_phone_narrow", None) else 2
+    if len(panels) < fewest or not all(ax.get_visible() for ax in fig.axes):
         return None
     grid = None
     for ax in panels:
@@ -228,6 +232,7 @@ def _label_every_panel(panels, undo: _Undo) -> None:
                     ax.tick_params(axis=side, **{key: False})
 
                 undo.add(hide)
+                _copy_tick_colours(axis, axis_of(donor), undo)
             label = axis.label
             donor_label = axis_of(donor).label
             if not label.get_text() and donor_label.get_text():
@@ -244,10 +249,76 @@ def _label_every_panel(panels, undo: _Undo) -> None:
                 undo.add(unlabel)
 
 
-def set_phone_aspect(fig, aspect: float) -> None:
+def _copy_tick_colours(axis, donor, undo: _Undo) -> None:
+    """Colour ``axis``'s tick labels as ``donor``'s (a figure may colour some labels)."""
+    for mine, theirs in zip(axis.get_ticklabels(), donor.get_ticklabels()):
+        old, new = mine.get_color(), theirs.get_color()
+        if old != new:
+            mine.set_color(new)
+            undo.add(lambda t=mine, c=old: t.set_color(c))
+
+
+def set_phone_aspect(fig, aspect: float | None = None, *, height_in: float | None = None) -> None:
     """Stack ``fig``'s panels ``aspect`` (height / width) high, not as their desktop
-    panels (clamped to 0.3-1.6): a narrow panel of three bars need not be square."""
-    fig._phone_aspect = float(aspect)
+    panels (clamped to 0.3-1.6): a narrow panel of three bars need not be square. Or
+    ``height_in`` inches high, whatever their width: a panel of 27 rows of labelled bars
+    needs room for 27 lines of text."""
+    if (aspect is None) == (height_in is None):
+        raise ValueError("set_phone_aspect: give aspect or height_in")
+    if aspect is not None:
+        fig._phone_aspect = float(aspect)
+    else:
+        fig._phone_height = float(height_in)
+
+
+def set_phone_narrow(fig, aspect: float = 0.7) -> None:
+    """Give ``fig`` a phone version even when it has one panel: the panel drawn
+    :data:`PHONE_WIDTH_IN` inches wide, ``aspect`` (height / width) high, its text at its
+    size. For plots whose content reads at any width (curves over an axis); a diagram
+    drawn in data coordinates would crowd its text."""
+    fig._phone_narrow = float(aspect)
+
+
+def set_phone_columns(fig, columns: int, order: str = "rows") -> None:
+    """Lay ``fig``'s panels out ``columns`` to a row on a phone, not one under another.
+
+    ``order="rows"`` fills the phone's rows in the desktop reading order; ``"columns"``
+    fills its columns, so that a desktop grid of 2 rows by 5 becomes 5 rows by 2, each
+    desktop row a phone column. The phone version is then up to
+    :data:`PHONE_WIDTH_IN` x 1.5 inches wide (for two columns), as far as its smallest text
+    stays :data:`MIN_TEXT_PX` CSS px in the phone's column. A panel whose y tick labels
+    repeat those of the panel left of it on the phone shows none.
+    """
+    if columns < 1 or order not in ("rows", "columns"):
+        raise ValueError(
+            f"set_phone_columns: columns >= 1, order 'rows' or 'columns', got "
+            f"{columns!r}, {order!r}"
+        )
+    fig._phone_columns = (int(columns), order)
+
+
+def _phone_grid(fig, panels) -> tuple[int, list[tuple[int, int]]]:
+    """(number of columns, (row, column) of each panel) of the phone version."""
+    columns, order = getattr(fig, "_phone_columns", (1, "rows"))
+    columns = max(1, min(columns, len(panels)))
+    rows = math.ceil(len(panels) / columns)
+    if order == "columns":
+        return columns, [(i % rows, i // rows) for i in range(len(panels))]
+    return columns, [(i // columns, i % columns) for i in range(len(panels))]
+
+
+def _hide_repeated_y_ticks(panels, cells, undo: _Undo) -> None:
+    """In a phone row, drop the y tick labels of a panel that repeats its left
+    neighbour's (same labels, same limits)."""
+    at = {cell: ax for ax, cell in zip(panels, cells)}
+    for ax, (row, col) in zip(panels, cells):
+        left = at.get((row, col - 1))
+        if left is None or not ax.yaxis.get_tick_params().get("labelleft", True):
+            continue
+        if _tick_labels(ax.yaxis) != _tick_labels(left.yaxis) or ax.get_ylim() != left.get_ylim():
+            continue
+        ax.tick_params(axis="y", labelleft=False)
+        undo.add(lambda ax=ax: ax.tick_params(axis="y", labelleft=True))
 
 
 def _extents(boxes) -> tuple[float, float, float, float]:
@@ -286,12 +357,21 @@ def _set_box(ax, box_in, size_in, undo: _Undo) -> None:
 
 
 def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None:
-    """Place ``panels`` one under another in a ``width_in``-inch figure, by hand: the
-    room each one's labels take is measured on the desktop figure (text keeps its size),
-    so the phone version needs no layout pass. ``undo`` puts everything back."""
+    """Place ``panels`` one under another (or in the grid :func:`set_phone_columns`
+    asks for) in a ``width_in``-inch figure, by hand: the room each one's labels take is
+    measured on the desktop figure (text keeps its size), so the phone version needs no
+    layout pass. ``undo`` puts everything back."""
     dpi = fig.dpi
     old_size = fig.get_size_inches().copy()
     pad, gap = 0.08, 0.18  # figure margin, room between two panels (inches)
+    n_cols, cells = _phone_grid(fig, panels)
+    col_of = {ax: c for ax, (_, c) in zip(panels, cells)}
+    row_of = {ax: r for ax, (r, _) in zip(panels, cells)}
+    if n_cols > 1:
+        _hide_repeated_y_ticks(panels, cells, undo)
+    narrow = len(panels) == 1  # set_phone_narrow: a lone panel, its legend put under it
+    if narrow:
+        _legend_below(fig, panels[0], undo)
     own = {ax: [b for b in bars if list(b._colorbar_info["parents"]) == [ax]] for ax in panels}
     shared = [b for b in bars if b not in sum(own.values(), [])]
     if any(b._colorbar_info["location"] not in ("right", "bottom") for b in shared):
@@ -314,7 +394,8 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
     for ax in panels:
         box = boxes[ax]
         legend = ax.get_legend()
-        legends = [] if legend is None else [legend.get_window_extent(renderer)]
+        shown = legend is not None and legend.get_visible()
+        legends = [legend.get_window_extent(renderer)] if shown else []
         x_bottom[ax] = ax.xaxis.get_tightbbox(renderer)
         labels = [box, x_bottom[ax], ax.yaxis.get_tightbbox(renderer)]
         x0, _, x1, _ = _extents(labels + legends + [tights[b] for b in own[ax]])
@@ -328,27 +409,46 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
             default=0,
         )
         sides[ax] = ((box.x0 - x0) / dpi, (x1 - box.x1) / dpi, max(box.y0 - y0, under) / dpi)
-    left = max(v[0] for v in sides.values())
-    right = max(v[1] for v in sides.values())
+    # Room left and right of each phone column.
+    lefts = [max(v[0] for ax, v in sides.items() if col_of[ax] == c) for c in range(n_cols)]
+    rights = [max(v[1] for ax, v in sides.items() if col_of[ax] == c) for c in range(n_cols)]
+    left, right = lefts[0], rights[-1]
     sup_y = _text_box(fig._supylabel, renderer)
-    if sup_y is not None:
-        left += sup_y.width / dpi + 0.05
+    lead = sup_y.width / dpi + 0.05 if sup_y is not None else 0.0
     bar_room = 0.0
     for bar in shared:
         if bar._colorbar_info["location"] == "right":
             tight = tights[bar]
             parent_x1 = max(boxes[p].x1 for p in bar._colorbar_info["parents"])
             bar_room = max(bar_room, (tight.x1 - parent_x1) / dpi - right)
-    panel_w = width_in - 2 * pad - left - right - max(0.0, bar_room)
+    between = sum(lefts[1:]) + sum(rights[:-1]) + gap * (n_cols - 1)
+    room = width_in - 2 * pad - (left + lead) - right - max(0.0, bar_room) - between
+    panel_w = room / n_cols
     if panel_w < 1.2:
-        raise _Refuse("the labels leave too little room for the panels")
+        raise _TooNarrow("the labels leave too little room for the panels")
+    # Left edge of each phone column's panels.
+    col_x = [pad + lead + lefts[0]]
+    for c in range(1, n_cols):
+        col_x.append(col_x[-1] + panel_w + rights[c - 1] + gap + lefts[c])
+
+    # A legend in the last panel that would cover much of it there goes under it.
+    legend = panels[-1].get_legend()
+    if not narrow and n_cols == 1 and legend is not None and legend.get_visible():
+        if legend.get_window_extent(renderer).width > 0.6 * panel_w * dpi:
+            _legend_below(fig, panels[-1], undo)
 
     # Titles as wide as the figure or their panel are broken into lines.
     fig_px = width_in * dpi
     _wrap_text(fig._suptitle, fig_px - 2 * pad * dpi, renderer, undo)
     for ax in panels:
+        c = col_of[ax]
+        # A title centred over its panel reaches as far into the room on either side.
+        beside = (lefts[c] + (lead + pad if c == 0 else 0.0), rights[c] + pad)
+        title_w = panel_w + min(
+            0.5 * (lefts[c] + rights[c] + (lead if c == 0 else 0.0)), 2 * min(beside)
+        )
         for title in (ax.title, ax._left_title, ax._right_title):
-            _wrap_text(title, (panel_w + 0.5 * (left + right)) * dpi, renderer, undo)
+            _wrap_text(title, title_w * dpi, renderer, undo)
         before = len(undo.steps)
         _wrap_text(ax.xaxis.label, panel_w * dpi, renderer, undo)
         upright_ticks(ax, panel_w * dpi, undo)
@@ -359,35 +459,55 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
         if leg.get_window_extent(renderer).width > fig_px - 2 * pad * dpi and leg._ncols > 1:
             _one_column(fig, leg, undo)
 
-    # Top to bottom: the figure's title, each panel (its title above it, its tick labels
-    # below), the shared colour bar and the legend at the foot.
+    # Top to bottom: the figure's title, each row of panels (their titles above them,
+    # their tick labels below), the shared colour bar and the legend at the foot.
     suptitle = _text_box(fig._suptitle, renderer)
     y = pad + (suptitle.height / dpi + 0.06 if suptitle is not None else 0.0)
     layout = []
-    for ax in panels:
-        box = boxes[ax]
-        tops = [_text_box(t, renderer) for t in (ax.title, ax._left_title, ax._right_title)]
-        _, _, _, y1 = _extents([box, *tops])
-        over = max([tights[b].y1 - boxes[b].y1 for b in own[ax]], default=0)
-        top = max(y1 - box.y1, over) / dpi
-        aspect = getattr(fig, "_phone_aspect", None) or min(max(box.height / box.width, 0.3), 1.6)
-        height = panel_w * aspect
-        y += top
-        layout.append((ax, y, height))
-        y += height + sides[ax][2] + gap
+    n_rows = max(row_of.values()) + 1
+    last_below = 0.0
+    for r in range(n_rows):
+        row = [ax for ax in panels if row_of[ax] == r]
+        tops, heights = [], []
+        for ax in row:
+            box = boxes[ax]
+            texts = [_text_box(t, renderer) for t in (ax.title, ax._left_title, ax._right_title)]
+            _, _, _, y1 = _extents([box, *texts])
+            if narrow:  # a note over the panel's top edge: the title goes above it
+                y1 += _raise_title(ax, box, renderer, undo)
+            over = max([tights[b].y1 - boxes[b].y1 for b in own[ax]], default=0)
+            tops.append(max(y1 - box.y1, over) / dpi)
+            aspect = (
+                getattr(fig, "_phone_aspect", None)
+                or (getattr(fig, "_phone_narrow", None) if len(panels) == 1 else None)
+                or min(max(box.height / box.width, 0.3), 1.6)
+            )
+            heights.append(getattr(fig, "_phone_height", None) or panel_w * aspect)
+        y += max(tops)
+        height = max(heights)
+        layout += [(ax, col_x[col_of[ax]], y, height) for ax in row]
+        last_below = max(sides[ax][2] for ax in row)
+        y += height + last_below + gap
     y -= gap
-    x0 = pad + left
+    x0 = col_x[0]
+    grid_w = col_x[-1] + panel_w - x0
+    first_top = layout[0][2]
     bar_places = {}
     for bar in shared:
         bb, tight = boxes[bar], tights[bar]
         parents = bar._colorbar_info["parents"]
         if bar._colorbar_info["location"] == "right":  # as long as on the desktop, at the top
             offset = (bb.x0 - max(boxes[p].x1 for p in parents)) / dpi
-            bar_places[bar] = (x0 + panel_w + offset, layout[0][1], bb.width / dpi, bb.height / dpi)
-        else:  # under the last panel
-            top = y + (min(boxes[p].y0 for p in parents) - bb.y1) / dpi - sides[panels[-1]][2]
-            width = min(panel_w, bb.width / dpi)
-            bar_places[bar] = (x0 + (panel_w - width) / 2, top, width, bb.height / dpi)
+            bar_places[bar] = (
+                col_x[-1] + panel_w + offset,
+                first_top,
+                bb.width / dpi,
+                bb.height / dpi,
+            )
+        else:  # under the last row of panels
+            top = y + (min(boxes[p].y0 for p in parents) - bb.y1) / dpi - last_below
+            width = min(grid_w, bb.width / dpi)
+            bar_places[bar] = (x0 + (grid_w - width) / 2, top, width, bb.height / dpi)
             y = top + (bb.y1 - tight.y0) / dpi
     legends = sum(leg.get_window_extent(renderer).height for leg in fig.legends) / dpi
     sup_x = _text_box(fig._supxlabel, renderer)
@@ -397,15 +517,15 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
 
     undo.add(lambda: fig.set_size_inches(old_size, forward=False))
     fig.set_size_inches(width_in, height_in, forward=False)
-    for ax, top, height in layout:
-        _set_box(ax, (x0, top, panel_w, height), size, undo)
+    for ax, left_in, top, height in layout:
+        _set_box(ax, (left_in, top, panel_w, height), size, undo)
         box = boxes[ax]
         for bar in own[ax]:  # beside its panel, where it was, as long relative to it
             bb = boxes[bar]
             if under_bar(bar):  # under it, as far below, as wide relative to it
                 scale = panel_w / (box.width / dpi)
                 bar_places[bar] = (
-                    x0 + (bb.x0 - box.x0) / dpi * scale,
+                    left_in + (bb.x0 - box.x0) / dpi * scale,
                     top + height + (box.y0 - bb.y1) / dpi,
                     bb.width / dpi * scale,
                     bb.height / dpi,
@@ -414,7 +534,7 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
             scale = height / (box.height / dpi)
             offset = max(0.0, (box.y1 - bb.y1) / dpi * scale)  # never above the panel
             bar_places[bar] = (
-                x0 + panel_w + (bb.x0 - box.x1) / dpi,
+                left_in + panel_w + (bb.x0 - box.x1) / dpi,
                 top + offset,
                 bb.width / dpi,
                 min(bb.height / dpi * scale, height - offset),  # nor below it
@@ -426,8 +546,46 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
     if sup_x is not None:
         _move_text(fig._supxlabel, None, (pad + legends + 0.05) / height_in, undo)
     if sup_y is not None:
-        middle = (layout[0][1] + layout[-1][1] + layout[-1][2]) / 2
+        middle = (layout[0][2] + layout[-1][2] + layout[-1][3]) / 2
         _move_text(fig._supylabel, pad / width_in, 1 - middle / height_in, undo)
+
+
+def _raise_title(ax, box, renderer, undo: _Undo) -> float:
+    """Raise the titles of ``ax`` above the text it draws over its top edge (``box``,
+    display pixels); how far, in pixels."""
+    notes = [b for b in (_text_box(t, renderer) for t in ax.texts) if b is not None]
+    over = max([b.y1 - box.y1 for b in notes], default=0.0)
+    if over <= 0:
+        return 0.0
+    over += 4 / 72 * ax.figure.dpi  # and 4 points clear of it
+    old = ax.titleOffsetTrans.get_matrix()[1, 2] / ax.figure.dpi * 72  # points
+    ax._set_title_offset_trans(old + over * 72 / ax.figure.dpi)
+    undo.add(lambda: ax._set_title_offset_trans(old))
+    return over
+
+
+def _legend_below(fig, ax, undo: _Undo) -> None:
+    """Move the legend of ``ax`` under it, in one column: in a narrower panel it would
+    cover the curves."""
+    leg = ax.get_legend()
+    if leg is None or not leg.get_visible():
+        return
+    new = fig.legend(
+        list(leg.legend_handles),
+        [t.get_text() for t in leg.texts],
+        loc="outside lower center",
+        ncols=1,
+        frameon=leg.get_frame_on(),
+        prop=leg.prop,
+        title=leg.get_title().get_text() or None,
+    )
+    leg.set_visible(False)
+
+    def put_back() -> None:
+        fig.legends.remove(new)
+        leg.set_visible(True)
+
+    undo.add(put_back)
 
 
 def _one_column(fig, leg, undo: _Undo) -> None:
@@ -505,6 +663,10 @@ class _Refuse(Exception):  # the figure cannot be stacked safely: desktop image 
     pass
 
 
+class _TooNarrow(_Refuse):  # its labels leave too little room for the panels
+    pass
+
+
 def phone_version(
     fig,
     desktop_png: bytes,
@@ -535,7 +697,8 @@ def phone_version(
     dpi = _save_dpi(fig)
     # Widest image whose smallest text is still 9 px once shown in the phone's column.
     widest_in = (PHONE_COLUMN_PX * smallest_px / MIN_TEXT_PX - 1) / dpi
-    width_in = min(PHONE_WIDTH_IN, widest_in)
+    columns = getattr(fig, "_phone_columns", (1, "rows"))[0]
+    width_in = min(PHONE_WIDTH_IN * (1 + 0.5 * (columns - 1)), widest_in)
     if width_in < _NARROWEST_IN:
         return None  # its text is too small for a phone even in one column
     found = _panels(fig)
@@ -548,8 +711,17 @@ def phone_version(
         renderer = getattr(fig.canvas, "renderer", None)
         if renderer is None or renderer.dpi != fig.dpi:
             renderer = fig.canvas.get_renderer()
-        _label_every_panel(panels, undo)
-        _relayout(fig, panels, bars, width_in, renderer, undo)
+        # Labels too wide for the panels at the usual width: as wide as the text allows.
+        widths = [width_in] + ([widest_in] if widest_in > width_in + 0.05 else [])
+        for i, width in enumerate(widths):
+            try:
+                _label_every_panel(panels, undo)
+                _relayout(fig, panels, bars, width, renderer, undo)
+                break
+            except _TooNarrow:
+                if i + 1 == len(widths):
+                    raise
+                undo()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             rgb, sizes = _draw(fig, dpi)
