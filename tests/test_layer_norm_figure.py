@@ -140,7 +140,7 @@ def _forward_order(norm_first: bool) -> list[str]:
 def _column(fig, column):
     """The blocks of one column of the figure, bottom (the input) to top."""
     blocks = []
-    for patch in fig.axes[0].patches:
+    for patch in (patch for ax in fig.axes for patch in ax.patches):
         gid = patch.get_gid() or ""
         if gid.startswith(column + " "):
             box = patch.get_window_extent()
@@ -179,8 +179,8 @@ def test_residual_path_skips_the_sublayer_and_ends_at_the_sum(column):
 
     fig = plot_residual_sublayers()
     fig.canvas.draw()
-    ax = fig.axes[0]
-    (line,) = [ln for ln in ax.lines if ln.get_gid() == f"{column} residual"]
+    (line,) = [ln for ax in fig.axes for ln in ax.lines if ln.get_gid() == f"{column} residual"]
+    ax = line.axes
     xs, ys = line.get_data()
     blocks = {name: (y0, y1, x0, x1) for y0, y1, x0, x1, name in _column(fig, column)}
     to_data = ax.transData.inverted()

@@ -488,3 +488,14 @@ def test_a_grid_can_ask_for_two_columns_on_a_phone(inline_png, monkeypatch):
     assert all(ax.yaxis.get_tick_params().get("labelleft", True) for ax in axes[:, 0])
     with pytest.raises(ValueError):
         phone_layout.set_phone_columns(fig, 2, order="diagonal")
+
+
+def test_the_residual_diagram_stacks_its_two_columns(inline_png):
+    """Chapter 7's post-LN / pre-LN diagram is two panels of a grid: a phone stacks them."""
+    from transformer_lib.views.layer_norm import plot_residual_sublayers
+
+    phone = phone_layout.phone_png(inline_png(plot_residual_sublayers()))
+    assert phone is not None
+    width, height = _size(phone)
+    assert height > width and width <= phone_layout.PHONE_COLUMN_PX + 50
+    assert _shown_text_px(phone) >= phone_layout.MIN_TEXT_PX

@@ -294,16 +294,20 @@ def plot_residual_sublayers(
         >>> plot_residual_sublayers()
     """
     width, height = 8.2, 3.0  # inches; wide and short, to cost little page height
-    fig, ax = _new_figure((width, height))
-    ax.set_axis_off()
-    ax.set_xlim(0, 10)
+    # Two panels that abut, x 0-5 and 5-10: a phone shows them one under the other
+    # (phone_layout stacks the panels of a grid) at about the desktop scale.
+    fig, axes = _new_figure((width, height), 1, 2)
+    fig.get_layout_engine().set(w_pad=0.01, wspace=0.0)  # the drawing keeps its own gaps
     y_low, y_high = -0.15, 7.6
-    ax.set_ylim(y_low, y_high)
+    for panel, span in zip(axes, ((0, 5), (5, 10))):
+        panel.set_axis_off()
+        panel.set_xlim(*span)
+        panel.set_ylim(y_low, y_high)
     box_w, box_h, radius = 2.9, 0.52, 0.25
     levels = [1.55, 2.5, 3.45, 4.4]  # y of the four blocks, bottom to top
     # a unit of x is drawn this much wider than a unit of y: keeps the ⊕ round
     sx = (width / 10) / (height / (y_high - y_low))
-    for xc, column, title in zip((2.6, 7.4), RESIDUAL_ORDER, titles):
+    for ax, xc, column, title in zip(axes, (2.6, 7.4), RESIDUAL_ORDER, titles):
         ax.text(xc, y_high - 0.05, title, ha="center", va="top", fontsize=11, fontweight="bold")
         ax.text(xc, 0.05, "x", ha="center", va="bottom", fontsize=11, style="italic")
         split = 0.75
