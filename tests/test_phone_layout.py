@@ -490,6 +490,44 @@ def test_a_grid_can_ask_for_two_columns_on_a_phone(inline_png, monkeypatch):
         phone_layout.set_phone_columns(fig, 2, order="diagonal")
 
 
+def test_a_lone_panel_of_curves_gets_a_narrower_phone_version(inline_png, monkeypatch):
+    """Chapter 7's loss and activation curves: one panel 7.5 inches wide; plot_curves asks
+    for a phone version, the panel 4 inches wide with its legend under it."""
+    from transformer_lib.views.curves import plot_curves
+
+    fig, ax = plt.subplots(figsize=(7.5, 3.4), layout="constrained")
+    x = np.linspace(-4, 4, 81)
+    plot_curves(
+        x,
+        {"ReLU (the paper)": np.maximum(x, 0), "SiLU (the gate of SwiGLU)": x / (1 + np.exp(-x))},
+        ax=ax,
+        xlabel="input z",
+        ylabel="activation",
+        title="Two activations",
+    )
+    ax.annotate(
+        "a note over the top edge",
+        xy=(4, 4),
+        xytext=(0, 4),
+        textcoords="offset points",
+        ha="right",
+        va="bottom",
+    )
+    seen = {}
+    _spy_boxes(monkeypatch, seen)
+    png = inline_png(fig)
+    phone = phone_layout.phone_png(png)
+    assert phone is not None
+    assert readable_width(phone_layout.strip_phone_png(png)) > phone_layout.PHONE_COLUMN_PX
+    assert _size(phone)[0] <= phone_layout.PHONE_WIDTH_IN * 100 + 2
+    assert readable_width(phone) <= phone_layout.PHONE_COLUMN_PX
+    # the axes' legend hidden, one in the figure under the panel; both put back after
+    assert seen["legends"] == [(False, False), (True, True)]
+    assert ax.get_legend().get_visible() and not fig.legends
+    box = seen["boxes"][0]
+    assert box.height * seen["size"][1] == pytest.approx(0.7 * box.width * seen["size"][0])
+
+
 def test_the_residual_diagram_stacks_its_two_columns(inline_png):
     """Chapter 7's post-LN / pre-LN diagram is two panels of a grid: a phone stacks them."""
     from transformer_lib.views.layer_norm import plot_residual_sublayers

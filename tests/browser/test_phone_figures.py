@@ -22,7 +22,11 @@ GRID_PAGE = "chapters/04_multi_head_attention"
 
 #: Figures (by their ``:name:``) that must show a phone version that fits the column.
 MUST_FIT = {
-    "chapters/07_feed_forward_and_layer_norm": ("fig-07-residual",),
+    "chapters/07_feed_forward_and_layer_norm": (
+        "fig-07-residual",
+        "fig-07-training",
+        "fig-07-activations",
+    ),
     "chapters/08_encoder_decoder": ("fig-08-cross-attention",),
 }
 

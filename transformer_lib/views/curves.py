@@ -18,6 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from .phone_layout import set_phone_narrow
 from .style import (
     LAYER_STYLES,
     OKABE_ITO,
@@ -110,6 +111,8 @@ def plot_curves(
     ax.set_title(title)
     ax.grid(alpha=0.3, which="major")
     ax.legend()
+    if len(fig.axes) == 1:  # a phone shows the one panel narrower, not scrolling
+        set_phone_narrow(fig)
     return fig
 
 
