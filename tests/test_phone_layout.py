@@ -528,6 +528,22 @@ def test_a_lone_panel_of_curves_gets_a_narrower_phone_version(inline_png, monkey
     assert box.height * seen["size"][1] == pytest.approx(0.7 * box.width * seen["size"][0])
 
 
+def test_labels_too_wide_for_four_inches_take_the_widest_readable_phone_width(inline_png):
+    """Chapter 13's scoreboard: 27 runs named by their bug ids (up to 38 characters) beside
+    two bar panels; at 4 inches the names leave the panels too little room, so the stacked
+    version is as wide as its 9-point text allows, each panel 0.23 inch a row."""
+    from transformer_lib.views.debugging import load_runs, plot_scoreboard
+
+    runs = load_runs()["runs"]
+    png = inline_png(plot_scoreboard(runs))
+    phone = phone_layout.phone_png(png)
+    assert phone is not None
+    width, height = _size(phone)
+    assert phone_layout.PHONE_WIDTH_IN * 100 < width
+    assert readable_width(phone) <= phone_layout.PHONE_COLUMN_PX
+    assert height > 2 * 0.23 * len(runs) * 100  # two panels of a row per run
+
+
 def test_the_residual_diagram_stacks_its_two_columns(inline_png):
     """Chapter 7's post-LN / pre-LN diagram is two panels of a grid: a phone stacks them."""
     from transformer_lib.views.layer_norm import plot_residual_sublayers

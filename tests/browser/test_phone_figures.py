@@ -28,6 +28,7 @@ MUST_FIT = {
         "fig-07-activations",
     ),
     "chapters/08_encoder_decoder": ("fig-08-cross-attention",),
+    "chapters/13_debugging": ("fig-ch13-scoreboard",),
 }
 
 # The image a named figure shows: as PHONE_FIGURES reports it, with its box's scroll.

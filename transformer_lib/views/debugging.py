@@ -36,6 +36,7 @@ from ..pipeline.check_kit.causes import ALL_CAUSES
 from ..pipeline.corpus import shipped_data_dir
 from .attention_maps import plot_attention
 from .notebook import _escape_markdown
+from .phone_layout import set_phone_aspect
 from .style import _RC, OKABE_ITO, _new_figure, _styled
 
 __all__ = [
@@ -277,6 +278,8 @@ def plot_scoreboard(
     a.set_title("training loss (lower looks better)")
     b.set_title("greedy BLEU (higher is better)")
     fig.suptitle("Every run after the same budget, sorted by BLEU")
+    # A phone stacks the two panels, each with the runs' names: a line of text a row.
+    set_phone_aspect(fig, height_in=0.23 * len(names) + 0.2)
     return fig
 
 
