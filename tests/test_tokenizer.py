@@ -160,6 +160,14 @@ def test_shipped_file_matches_its_records(corpus_path):
     assert "/" not in meta["corpus_file"]  # no machine paths in the shipped files
 
 
+def test_every_shipped_model_is_attributed():
+    """Each checkpoint in data/ is a derived work of the corpus: ATTRIBUTION.md lists it."""
+    data = DEFAULT_TOKENIZER_PATH.parent
+    attribution = (data / "ATTRIBUTION.md").read_text(encoding="utf-8")
+    missing = [p.name for p in sorted(data.glob("*.pt")) if f"`data/{p.name}`" not in attribution]
+    assert not missing, f"add {missing} to the derived-artifacts table of data/ATTRIBUTION.md"
+
+
 # ------------------------------------------------------------------ training and files
 
 

@@ -10,7 +10,8 @@ their loss) and ``generation`` (sampling, and greedy/beam translation).
 ``check_kit`` checks any Transformer against the paper (and plants the tutorial bugs it
 catches); ``check_command`` is its ``python -m transformer_lib check``; ``data_checks`` checks
 the sentence pairs themselves (alignment, train/test leakage, tokenizer coverage).
-``masked_lm`` picks BERT's masked tokens (15%; 80% ``[MASK]``, 10% random, 10% kept).
+``masked_lm`` picks BERT's masked tokens (15%; 80% ``[MASK]``, 10% random, 10% kept) and
+holds the small masked language model of chapter 14 that restores them.
 
 The pipeline uses the components and knows nothing of plotting or widgets.
 """
