@@ -55,12 +55,12 @@ CROSS_PAD = Cause(
 NO_SCALE = Cause(
     "no-sqrt-dk",
     "the scores q·k are not divided by √d_k: their spread grows with d_k and the softmax "
-    "saturates (§3.2.1)",
+    "saturates (paper §3.2.1)",
 )
 WRONG_SCALE = Cause(
     "wrong-scale",
     "the scores are divided by the wrong number: d_k instead of √d_k, or √d_model, or a "
-    "constant (§3.2.1)",
+    "constant (paper §3.2.1)",
 )
 SINGLE_FREQUENCY = Cause(
     "single-frequency",
@@ -68,11 +68,13 @@ SINGLE_FREQUENCY = Cause(
     "same value for all i (integer division, or i dropped from the formula)",
 )
 SWAPPED = Cause(
-    "sin-cos-swapped", "sin and cos are swapped: §3.5 puts sin on even and cos on odd dimensions"
+    "sin-cos-swapped",
+    "sin and cos are swapped: the paper's §3.5 puts sin on even and cos on odd dimensions",
 )
 HALVES = Cause(
     "halves-not-interleaved",
-    "sin fills the first half of the dimensions and cos the second half; §3.5 interleaves them "
+    "sin fills the first half of the dimensions and cos the second half; the paper's §3.5 "
+    "interleaves them "
     "(sin on 2i, cos on 2i+1)",
 )
 WRONG_FREQUENCIES = Cause(
@@ -85,7 +87,7 @@ NOT_SINUSOIDAL = Cause(
 )
 NO_EMBED_SCALE = Cause(
     "no-sqrt-d-model",
-    "the token embeddings are not multiplied by √d_model (§3.4), so they are much smaller "
+    "the token embeddings are not multiplied by √d_model (paper §3.4), so they are much smaller "
     "than the positional encoding added to them",
 )
 WRONG_EMBED_SCALE = Cause(
@@ -94,7 +96,7 @@ WRONG_EMBED_SCALE = Cause(
 )
 UNTIED = Cause(
     "untied-weights",
-    "the embeddings and the output layer are separate matrices; §3.4 shares one matrix "
+    "the embeddings and the output layer are separate matrices; the paper's §3.4 shares one matrix "
     "between both embeddings and the pre-softmax projection",
 )
 COPIED = Cause(
@@ -208,9 +210,9 @@ NOAM_STEP = Cause(
 ADAM_DEFAULTS = Cause(
     "pytorch-default-adam",
     "Adam runs with PyTorch's defaults β = (0.9, 0.999), ε = 1e-8 instead of the paper's "
-    "β1 = 0.9, β2 = 0.98, ε = 1e-9 (§5.3)",
+    "β1 = 0.9, β2 = 0.98, ε = 1e-9 (paper §5.3)",
 )
-NOT_ADAM = Cause("not-adam", "the optimiser is not Adam (§5.3)")
+NOT_ADAM = Cause("not-adam", "the optimiser is not Adam (paper §5.3)")
 DEFAULT_CAUSES = {
     "norm_first": Cause(
         "pre-ln-by-default",
@@ -218,12 +220,14 @@ DEFAULT_CAUSES = {
         "LayerNorm(x + Sublayer(x)), with pre-LN an option",
     ),
     "share_embeddings": Cause(
-        "untied-by-default", "the embeddings and the output layer are untied by default (§3.4)"
+        "untied-by-default",
+        "the embeddings and the output layer are untied by default (paper §3.4)",
     ),
     "positional": Cause(
-        "learned-positions-by-default", "learned positions are the default; §3.5 is sinusoidal"
+        "learned-positions-by-default",
+        "learned positions are the default; the paper's §3.5 is sinusoidal",
     ),
-    "dropout": Cause("dropout-default", "the default P_drop is not 0.1 (§5.4)"),
+    "dropout": Cause("dropout-default", "the default P_drop is not 0.1 (paper §5.4)"),
 }
 SIZE_CAUSE = Cause(
     "base-size-default",

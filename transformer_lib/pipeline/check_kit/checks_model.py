@@ -49,7 +49,7 @@ from .results import CheckResult, result
 # ---- dropout -------------------------------------------------------------------------------
 @register(
     "eval_determinism",
-    "eval mode is deterministic (no dropout); train mode applies dropout (§5.4)",
+    "eval mode is deterministic (no dropout); train mode applies dropout (paper §5.4)",
     needs=("module",),
 )
 def eval_determinism(kit: Kit) -> CheckResult:
@@ -86,7 +86,7 @@ def eval_determinism(kit: Kit) -> CheckResult:
 
 
 # ---- causality ----------------------------------------------------------------------------
-@register("causality", "changing a future target token changes no earlier logit (§3.2.3)")
+@register("causality", "changing a future target token changes no earlier logit (paper §3.2.3)")
 def causality(kit: Kit) -> CheckResult:
     """Change the token at position t; logits at positions < t must not move, at t they must."""
     a = kit.adapter
@@ -279,7 +279,7 @@ def _key_classes(kind: str, src, tgt: Tensor, pad: int) -> dict[str, Tensor]:
 # ---- the scale of the scores ------------------------------------------------------------------
 @register(
     "score_scale",
-    "the variance of q·k/√d_k stays near 1 as d_k grows (§3.2.1)",
+    "the variance of q·k/√d_k stays near 1 as d_k grows (paper §3.2.1)",
     needs=("attention_function",),
 )
 def score_scale(kit: Kit) -> CheckResult:
@@ -332,7 +332,7 @@ def _sinusoids(L: int, D: int, layout: str = "interleaved") -> Tensor:
 @register(
     "positional_spectrum",
     "the positional table has frequencies 1/10000^(2i/d_model), sin on even and cos on odd "
-    "dimensions (§3.5)",
+    "dimensions (paper §3.5)",
     needs=("positional_table",),
 )
 def positional_spectrum(kit: Kit) -> CheckResult:
@@ -368,14 +368,15 @@ def positional_spectrum(kit: Kit) -> CheckResult:
         finding = f"every pair turns at the same frequency {float(freq[0]):.4g}"
         causes = [SINGLE_FREQUENCY]
     else:
-        finding, causes = "the frequencies are not those of §3.5", [WRONG_FREQUENCIES, SWAPPED]
+        finding = "the frequencies are not those of the paper's §3.5"
+        causes = [WRONG_FREQUENCIES, SWAPPED]
     return result("positional_spectrum", title, False, measured, tolerance, finding, causes)
 
 
 # ---- embeddings ---------------------------------------------------------------------------
 @register(
     "embedding_scale",
-    "token embeddings are the embedding matrix's rows times √d_model (§3.4)",
+    "token embeddings are the embedding matrix's rows times √d_model (paper §3.4)",
     needs=("token_embedding", "embedding_matrices"),
 )
 def embedding_scale(kit: Kit) -> CheckResult:
@@ -410,7 +411,7 @@ def embedding_scale(kit: Kit) -> CheckResult:
 
 @register(
     "tied_embeddings",
-    "the embeddings and the pre-softmax projection share one matrix (§3.4)",
+    "the embeddings and the pre-softmax projection share one matrix (paper §3.4)",
     needs=("embedding_matrices",),
 )
 def tied_embeddings(kit: Kit) -> CheckResult:
@@ -465,7 +466,7 @@ def torch_parity(kit: Kit) -> CheckResult:
 # ---- the decoder reads the encoder -----------------------------------------------------------
 @register(
     "source_dependence",
-    "the decoder's output depends on the source through cross-attention (§3.2.3)",
+    "the decoder's output depends on the source through cross-attention (paper §3.2.3)",
     archs=("encoder-decoder",),
 )
 def source_dependence(kit: Kit) -> CheckResult:

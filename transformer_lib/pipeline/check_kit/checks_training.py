@@ -152,7 +152,7 @@ def teacher_forcing(kit: Kit) -> CheckResult:
 # ---- label smoothing -------------------------------------------------------------------------
 @register(
     "label_smoothing_pads",
-    "the label-smoothed loss ignores <pad> targets: no loss and no gradient (§5.4)",
+    "the label-smoothed loss ignores <pad> targets: no loss and no gradient (paper §5.4)",
     needs=("loss_function",),
 )
 def label_smoothing_pads(kit: Kit) -> CheckResult:
@@ -233,7 +233,7 @@ def noam_peak(kit: Kit) -> CheckResult:
 # ---- the optimiser ---------------------------------------------------------------------------
 @register(
     "adam_settings",
-    "Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 (§5.3)",
+    "Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 (paper §5.3)",
     needs=("optimizer",),
 )
 def adam_settings(kit: Kit) -> CheckResult:
