@@ -44,7 +44,11 @@ from transformer_lib.views.curves import (  # noqa: E402
     plot_recurrence_vs_attention,
     plot_softmax_saturation,
 )
-from transformer_lib.views.embeddings import plot_embedding_norms, plot_length_histogram  # noqa: E402
+from transformer_lib.views.embeddings import (  # noqa: E402
+    plot_embedding_norms,
+    plot_length_histogram,
+    plot_vocab_sizes,
+)
 from transformer_lib.views.families import (  # noqa: E402
     plot_family_masks,
     plot_paper_vs_modern_layer,
@@ -108,6 +112,13 @@ def _pe(length: int, d_model: int) -> np.ndarray:
     pe = np.zeros((length, d_model))
     pe[:, 0::2], pe[:, 1::2] = np.sin(angle), np.cos(angle)
     return pe
+
+
+#: Rows as in data/vocab_sizes.json (chapter 2), three sizes.
+_VOCAB_SIZES = [
+    {"vocab_size": v, "tokens_per_sentence_english": e, "tokens_per_sentence_german": g}
+    for v, e, g in [(500, 8.9, 9.8), (4000, 6.2, 6.3), (16000, 5.6, 5.6)]
+]
 
 
 def _beam_steps():
@@ -189,6 +200,7 @@ CASES = {
         [1, 2, 4], {"a": [1, 2, 3], "b": [3, 2, 1]}, xlabel="n", ylabel="t", title="demo"
     ),
     "length_histogram": lambda: plot_length_histogram({"en": [3, 4, 4, 7], "de": [2, 5]}),
+    "vocab_sizes": lambda: plot_vocab_sizes(_VOCAB_SIZES, 128, shipped=4000, rest=900_000),
     "position_rotation": lambda: plot_position_rotation(_pe(20, 16)),
     "layer_norm_effect": lambda: plot_layer_norm_effect(
         np.random.default_rng(0).normal(2.0, 3.0, size=(4, 16)),
@@ -672,6 +684,7 @@ CHAPTER_FIGURES = {
     "ch1 architecture": lambda: plot_architecture(compact=True),
     "ch2 lengths": lambda: plot_length_histogram({"English": [3, 4, 18], "German": [2, 29]}),
     "ch2 norms": lambda: plot_embedding_norms(np.random.default_rng(0).normal(size=(30, 128))),
+    "ch2 vocabulary sizes": lambda: plot_vocab_sizes(_VOCAB_SIZES, 128, 4000, rest=900_000),
     "ch3 figure 2": lambda: plot_attention_diagram("scaled"),
     "ch3 toy map": lambda: plot_attention(
         _weights(3, 4),

@@ -66,3 +66,30 @@ def test_the_smallest_size_trains_again_to_its_row(measured):
     tok = train_tokenizer_from_corpus(out_path=None, vocab_size=row["requested"])
     got = script.measure(tok, valid, train)
     assert got == {k: v for k, v in row.items() if k not in ("requested", "training_cpu_seconds")}
+
+
+def test_the_figure_plots_the_file_and_marks_the_shipped_size():
+    import matplotlib
+
+    matplotlib.use("agg")
+    import numpy as np
+
+    from transformer_lib.views.embeddings import plot_vocab_sizes
+
+    rows = json.loads(RESULT.read_text(encoding="utf-8"))["sizes"]
+    fig = plot_vocab_sizes(rows, 128, shipped=4000, rest=900_000)
+    lengths, table = fig.axes
+    sizes = [r["vocab_size"] for r in rows]
+    for ax in (lengths, table):
+        assert ax.get_xlabel() == "vocabulary size V" and ax.get_ylabel()
+        assert ax.get_xscale() == "log"
+        marks = [ln for ln in ax.get_lines() if list(ln.get_xdata()) == [4000, 4000]]
+        assert len(marks) == 1  # the shipped size
+    english = lengths.get_lines()[0]
+    assert list(english.get_xdata()) == sizes
+    assert list(english.get_ydata()) == [r["tokens_per_sentence_english"] for r in rows]
+    np.testing.assert_allclose(table.get_lines()[0].get_ydata(), np.array(sizes) * 128 / 1e6)
+    assert [t.get_text() for t in table.get_legend().get_texts()] == [
+        "V × 128",
+        "rest of the model",
+    ]

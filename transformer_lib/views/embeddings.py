@@ -1,4 +1,4 @@
-"""Figures of chapter 2: sentence lengths in tokens, and embedding norms against the PE."""
+"""Figures of chapter 2: sentence lengths in tokens, vocabulary sizes, embedding norms vs the PE."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .style import OKABE_ITO, _figure_and_axes, _squeeze_to, _styled, _to_numpy
+from .style import OKABE_ITO, _figure_and_axes, _new_figure, _squeeze_to, _styled, _to_numpy
 
-__all__ = ["plot_length_histogram", "plot_embedding_norms"]
+__all__ = ["plot_length_histogram", "plot_embedding_norms", "plot_vocab_sizes"]
 
 
 @_styled
@@ -131,4 +131,62 @@ def plot_embedding_norms(
     ax.set_xlabel(f"vectors of dimension d_model = {d_model}")
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+@_styled
+def plot_vocab_sizes(
+    sizes: Any,
+    d_model: int,
+    shipped: int,
+    rest: int | None = None,
+) -> Figure:
+    """What a vocabulary's size buys and costs, for tokenizers trained alike (chapter 2).
+
+    Two panels over the vocabulary size ``V`` (log scale): the mean tokens per sentence
+    of each language, and the embedding table's ``V × d_model`` parameters; a dotted
+    line marks the shipped size in both.
+
+    Args:
+        sizes: rows as in ``data/vocab_sizes.json`` (``"sizes"``): each with
+            ``vocab_size`` and ``tokens_per_sentence_<language>``.
+        d_model: the model's width, for the table's parameters.
+        shipped: the shipped tokenizer's vocabulary size.
+        rest: if given, the parameters of the rest of the model, drawn as a line.
+    """
+    rows = sorted(sizes, key=lambda r: r["vocab_size"])
+    if not rows:
+        raise ValueError("plot_vocab_sizes: no sizes to plot.")
+    v = np.array([r["vocab_size"] for r in rows])
+    langs = [k.removeprefix("tokens_per_sentence_") for k in rows[0] if k.startswith("tokens_")]
+    fig, (ax0, ax1) = _new_figure((8.4, 3.9), 1, 2)
+    for color, marker, lang in zip(OKABE_ITO, "os", langs):
+        y = [r[f"tokens_per_sentence_{lang}"] for r in rows]
+        ax0.plot(v, y, marker=marker, color=color, label=lang.capitalize())
+    ax0.set_ylim(0, None)
+    ax0.set_ylabel("tokens per sentence (mean)")
+    ax0.set_title("shorter sequences")
+    ax0.legend(loc="upper right")
+    ax1.plot(v, v * d_model / 1e6, marker="o", color=OKABE_ITO[2], label=f"V × {d_model}")
+    if rest is not None:
+        ax1.axhline(rest / 1e6, color="0.45", linestyle="--", label="rest of the model")
+    ax1.set_ylim(0, None)
+    ax1.set_ylabel("embedding table (million parameters)")
+    ax1.set_title("a larger table")
+    ax1.legend(loc="upper left")
+    for ax in (ax0, ax1):
+        ax.set_xscale("log")
+        ax.set_xticks(v, [f"{x / 1000:g}k" for x in v])
+        ax.minorticks_off()
+        ax.axvline(shipped, color="black", linestyle=":", linewidth=1.2)
+        ax.annotate(
+            "shipped",
+            (shipped, 0.02),
+            xycoords=("data", "axes fraction"),
+            xytext=(4, 0),
+            textcoords="offset points",
+            fontsize=10,
+        )
+        ax.set_xlabel("vocabulary size V")
+        ax.grid(alpha=0.3)
     return fig
