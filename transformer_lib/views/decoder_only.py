@@ -267,14 +267,16 @@ def plot_self_vs_cross_attention(
         tokens: the ``L`` tokens of that sequence.
         cross_weights: ``(H', T, S)`` cross-attention of the encoder–decoder (one layer).
         target_tokens: the ``T`` decoder inputs (``<bos>`` and the German), the rows: each
-            row is named by the token its position reads, as on the left (the
-            ``<bos>`` row writes the first German token, as the ``<sep>`` row does there).
+            row is named by the token its position reads, as in the self-attention map
+            (the ``<bos>`` row writes the first German token, as the ``<sep>`` row does
+            there).
         source_tokens: the ``S`` English tokens, the columns.
         block: ``(first German-step row, number of English columns)``: outlines the part of
             the square map that plays the role of cross-attention (rows from ``<sep>`` on,
-            English columns). The right map's rows must then be named as the left's
-            German rows, by the token read (``<bos>`` for ``<sep>``): a ``ValueError``
-            otherwise, so the two panels cannot look one row apart.
+            English columns). The cross-attention map's rows must then be named as the
+            self-attention map's German rows, by the token read (``<bos>`` for
+            ``<sep>``): a ``ValueError`` otherwise, so the two panels cannot look one row
+            apart.
         heads: which heads to draw (default all); head ``h`` of both models shares a row.
         average_heads: draw one row, each model's weights averaged over its heads (rows
             still sum to 1): a figure of one screen instead of one row per head.

@@ -27,14 +27,15 @@ def plot_decoder_only_diagram(
 ) -> Figure:
     """The encoder–decoder of chapters 8 to 11 beside the decoder-only model of chapter 12.
 
-    Left, the translator: an encoder stack reads the English, a decoder stack reads
-    ``<bos>`` and the German, and every decoder layer's cross-attention reads the encoder's
-    output. The parts that the decoder-only model drops (the whole encoder and every
-    cross-attention) are grey and dashed. Right, the decoder-only model: one input stream
-    ``English <sep> German``, one stack of blocks (masked self-attention, then the
-    feed-forward network: a decoder layer without cross-attention, which is an encoder
-    layer given the causal mask), and the output layer tied to the embedding. A small
-    causal mask beside the block shows who may read whom (rows are queries, columns keys).
+    Left (on top on a phone, where the panels stack), the translator: an encoder stack
+    reads the English, a decoder stack reads ``<bos>`` and the German, and every decoder
+    layer's cross-attention reads the encoder's output. The parts that the decoder-only
+    model drops (the whole encoder and every cross-attention) are grey and dashed. Right
+    (below on a phone), the decoder-only model: one input stream ``English <sep> German``,
+    one stack of blocks (masked self-attention, then the feed-forward network: a decoder
+    layer without cross-attention, which is an encoder layer given the causal mask), and
+    the output layer tied to the embedding. A small causal mask beside the block shows who
+    may read whom (rows are queries, columns keys).
 
     Args:
         encoder_decoder_config: the translator's configuration (``n_encoder_layers``,
