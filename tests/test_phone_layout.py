@@ -553,3 +553,22 @@ def test_the_residual_diagram_stacks_its_two_columns(inline_png):
     width, height = _size(phone)
     assert height > width and width <= phone_layout.PHONE_COLUMN_PX + 50
     assert _shown_text_px(phone) >= phone_layout.MIN_TEXT_PX
+
+
+def test_a_figure_can_carry_a_drawing_of_its_own_for_the_phone(inline_png):
+    """Chapter 8's data flow is one diagram (nothing to stack): plot_data_flow lays it out
+    anew 4.85 inches wide, the masks named shorter, for the phone version."""
+    from transformer_lib import TransformerConfig
+    from transformer_lib.views.architecture import plot_data_flow
+
+    config = TransformerConfig.tiny(4000)
+    png = inline_png(plot_data_flow(config))
+    phone = phone_layout.phone_png(png)
+    assert phone is not None
+    assert readable_width(phone_layout.strip_phone_png(png)) > phone_layout.PHONE_COLUMN_PX
+    assert readable_width(phone) <= phone_layout.PHONE_COLUMN_PX
+    assert not plt.get_fignums()  # the narrow drawing is closed, never shown by itself
+    narrow = [t.get_text() for t in plot_data_flow(config, narrow=True).axes[0].texts]
+    assert "padding mask (B, 1, 1, S)" in narrow and "causal + padding (B, 1, T, T)" in narrow
+    plt.close("all")
+    assert phone_layout.phone_png(inline_png(plot_data_flow(config), static=False)) is None

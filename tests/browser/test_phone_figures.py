@@ -27,7 +27,7 @@ MUST_FIT = {
         "fig-07-training",
         "fig-07-activations",
     ),
-    "chapters/08_encoder_decoder": ("fig-08-cross-attention",),
+    "chapters/08_encoder_decoder": ("fig-08-data-flow", "fig-08-cross-attention"),
     "chapters/13_debugging": ("fig-ch13-scoreboard",),
 }
 

@@ -17,6 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Ellipse, FancyBboxPatch
 
+from .phone_layout import set_phone_figure
 from .style import OKABE_ITO, _figure_and_axes, _styled
 
 __all__ = ["plot_architecture", "plot_data_flow"]
@@ -343,6 +344,8 @@ def plot_data_flow(
     config,
     ax: Axes | None = None,
     title: str | None = None,
+    *,
+    narrow: bool = False,
 ) -> Figure:
     """The data flow through a Transformer of configuration ``config``, layer by layer.
 
@@ -366,6 +369,10 @@ def plot_data_flow(
             ``norm_first`` are drawn.
         ax: axes to draw on (default: a new figure, 8 by about 7 inches).
         title: the figure's title (default: the layer counts and sizes of ``config``).
+        narrow: the layout for a phone's column, 4.85 inches wide (its 9-point text at
+            9 CSS px there): narrower columns, the masks named shorter ("padding mask",
+            "causal + padding"), long labels in two lines. A figure drawn here (``ax``
+            None) carries it as its phone version in the static build.
 
     Returns:
         The figure.
@@ -376,6 +383,7 @@ def plot_data_flow(
         >>> "decoder layer 1" in [t.get_text() for t in fig.axes[0].texts]
         True
     """
+    title_arg = title
     enc = _layers_drawn(config.n_encoder_layers)
     dec = _layers_drawn(config.n_decoder_layers)
     fs, fs_small = 10.0, 9.0
@@ -393,7 +401,10 @@ def plot_data_flow(
     final_norm = 0.6 if config.norm_first else 0.0  # a stack's final LayerNorm box
     y_top = bottom + final_norm
     y_top += max(stack_height("encoder", enc) + 1.3, stack_height("decoder", dec) + 1.25)
-    width = 8.0
+    width = 4.85 if narrow else 8.0
+    if narrow:  # two-line boxes and title
+        y_top += 0.3
+    made = ax is None
     fig, ax = _figure_and_axes(ax, (width, y_top + 0.1))
     ax.set_xlim(0, width)
     ax.set_ylim(0, y_top + 0.1)
@@ -402,13 +413,21 @@ def plot_data_flow(
     if title is None:
         title = (
             f"Data flow: {config.n_encoder_layers} encoder and {config.n_decoder_layers} "
-            f"decoder layers, d_model = {config.d_model}, V = {config.vocab_size:,}"
+            f"decoder layers,{chr(10) if narrow else ' '}d_model = {config.d_model}, "
+            f"V = {config.vocab_size:,}"
         )
     ax.set_title(title, fontsize=12, pad=6)
 
-    xe, we = 1.75, 3.1  # encoder column: centre, box width
-    xd, wd = 5.95, 3.3  # decoder column
-    x_bus = 3.78
+    if narrow:
+        xe, we, xd, wd, x_bus, mem_half = 1.1, 1.9, 3.67, 2.1, 2.3, 0.8
+        padding_src, causal = "padding mask (B, 1, 1, S)", "causal + padding (B, 1, T, T)"
+    else:
+        xe, we = 1.75, 3.1  # encoder column: centre, box width
+        xd, wd = 5.95, 3.3  # decoder column
+        x_bus, mem_half = 3.78, 1.0
+        padding_src = "source padding mask (B, 1, 1, S)"
+        causal = "causal + padding mask (B, 1, T, T)"
+    two = "\n" if narrow else " "  # where a long label breaks in the narrow layout
 
     def box(xc, yc, w, text, kind, mask=None, h=box_h):
         _rounded_box(ax, xc, yc, w, h, _ARCH_STYLE[kind], rounding=0.08, linewidth=1.3)
@@ -456,10 +475,12 @@ def plot_data_flow(
     def inputs(xc, w, ids, stream):
         ax.text(xc, 0.16, ids, ha="center", va="center", fontsize=fs)
         arrow(xc, 0.3, 0.5)
-        box(xc, 0.72, w, "embedding × √d_model + positions", "embedding", h=0.42)
-        arrow(xc, 0.93, bottom, stream, "Q, K, V")
+        if narrow:
+            box(xc, 0.74, w, "embedding × √d_model\n+ positions", "embedding", h=0.46)
+        else:
+            box(xc, 0.72, w, "embedding × √d_model + positions", "embedding", h=0.42)
+        arrow(xc, 0.97 if narrow else 0.93, bottom, stream, "Q, K, V")
 
-    padding_src = "source padding mask (B, 1, 1, S)"
     # Encoder: self-attention with the source padding mask, then feed-forward.
     inputs(xe, we, "source ids (B, S)", "(B, S, d_model)")
     y = bottom
@@ -510,7 +531,7 @@ def plot_data_flow(
             y += ellipsis_h
             continue
         y0 = y + pad + box_h / 2
-        box(xd, y0, wd, "masked self-attention", "attention", "causal + padding mask (B, 1, T, T)")
+        box(xd, y0, wd, "masked self-attention", "attention", causal)
         box(xd, y0 + box_h + gap, wd, "cross-attention", "attention", padding_src)
         box(xd, y0 + 2 * (box_h + gap), wd, "feed-forward", "ffn")
         arrow(xd, y0 + box_h / 2, y0 + box_h / 2 + gap, "Q")
@@ -523,11 +544,18 @@ def plot_data_flow(
         box(xd, y + 0.4, wd, "final LayerNorm (pre-LN)", "addnorm", h=0.4)
         y += 0.6
     arrow(xd, y, y + 0.3)
-    linear = "linear (tied to the embedding, §3.4)" if config.share_embeddings else "linear"
-    box(xd, y + 0.5, wd, linear, "linear", h=0.4)
-    arrow(xd, y + 0.7, y + 0.95)
+    linear = f"linear (tied to the{two}embedding, §3.4)" if config.share_embeddings else "linear"
+    tall = 0.15 if narrow and config.share_embeddings else 0.0  # two lines
+    box(xd, y + 0.5 + tall / 2, wd, linear, "linear", h=0.4 + tall)
+    arrow(xd, y + 0.7 + tall, y + 0.95 + tall)
     ax.text(
-        xd, y + 1.07, "logits (B, T, V)", ha="center", va="center", fontsize=fs, fontweight="bold"
+        xd,
+        y + 1.07 + tall,
+        "logits (B, T, V)",
+        ha="center",
+        va="center",
+        fontsize=fs,
+        fontweight="bold",
     )
 
     residual = (
@@ -538,11 +566,13 @@ def plot_data_flow(
     ax.text(0.05, y_top - 0.05, residual, ha="left", va="top", fontsize=fs_small, color="#333333")
 
     # memory → keys and values of every cross-attention
-    x_mem_right = xe + 1.0
+    x_mem_right = xe + mem_half
     _path(ax, [(x_mem_right, y_mem), (x_bus, y_mem)], arrow=False)
     low, high = min(cross_y + [y_mem]), max(cross_y + [y_mem])
     ax.plot([x_bus, x_bus], [low, high], color=_LINE, linewidth=2.2, zorder=2)
     for yc in cross_y:
         _path(ax, [(x_bus, yc), (xd - wd / 2, yc)])
         ax.text(x_bus + 0.06, yc + 0.05, "K, V", fontsize=fs_small, style="italic", va="bottom")
+    if made and not narrow:  # on a phone, the narrow layout (drawn only in the static build)
+        set_phone_figure(fig, lambda: plot_data_flow(config, title=title_arg, narrow=True))
     return fig

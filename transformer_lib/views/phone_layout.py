@@ -61,6 +61,7 @@ __all__ = [
     "phone_version",
     "set_phone_aspect",
     "set_phone_columns",
+    "set_phone_figure",
     "set_phone_narrow",
 ]
 
@@ -269,6 +270,33 @@ def set_phone_aspect(fig, aspect: float | None = None, *, height_in: float | Non
         fig._phone_aspect = float(aspect)
     else:
         fig._phone_height = float(height_in)
+
+
+def set_phone_figure(fig, make: Callable[[], object]) -> None:
+    """Give ``fig`` a phone version drawn by ``make()``, a figure of its own (a diagram
+    laid out anew for a narrow column, with shorter labels), instead of ``fig`` re-laid
+    out. ``make`` runs only in the static build, when the desktop image is too wide."""
+    fig._phone_figure = make
+
+
+def _other_figure(make, dpi: float) -> tuple[np.ndarray, list[float]]:
+    """The figure ``make()`` draws, as RGB pixels cut to its ink (as ``bbox_inches=
+    "tight"``), and the sizes of its strings (image pixels)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from .text_size import recording_text_sizes
+
+    other = make()
+    try:
+        canvas = FigureCanvasAgg(other)
+        other.dpi = dpi
+        with recording_text_sizes() as sizes:
+            canvas.draw()
+        rgb = np.array(np.asarray(canvas.buffer_rgba())[..., :3])
+    finally:
+        plt.close(other)
+    return rgb, sizes
 
 
 def set_phone_narrow(fig, aspect: float = 0.7) -> None:
@@ -695,6 +723,20 @@ def phone_version(
     if _readable_width(_png_width(desktop_png), smallest_px) <= PHONE_COLUMN_PX:
         return None  # readable on a phone as it is
     dpi = _save_dpi(fig)
+
+    make = getattr(fig, "_phone_figure", None)
+    if make is not None:  # a drawing of its own for the phone
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rgb, sizes = _other_figure(make, dpi)
+        except Exception:
+            return None
+        background = np.round(np.array(to_rgba(fig.get_facecolor())[:3]) * 255)
+        rgb = _crop(rgb, background, margin=round(0.06 * dpi))
+        if not sizes or _readable_width(rgb.shape[1], min(sizes)) > PHONE_COLUMN_PX:
+            return None
+        return with_text_size((encode or _encode)(rgb), sizes)
     # Widest image whose smallest text is still 9 px once shown in the phone's column.
     widest_in = (PHONE_COLUMN_PX * smallest_px / MIN_TEXT_PX - 1) / dpi
     columns = getattr(fig, "_phone_columns", (1, "rows"))[0]
