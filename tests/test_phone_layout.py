@@ -572,3 +572,25 @@ def test_a_figure_can_carry_a_drawing_of_its_own_for_the_phone(inline_png):
     assert "padding mask (B, 1, 1, S)" in narrow and "causal + padding (B, 1, T, T)" in narrow
     plt.close("all")
     assert phone_layout.phone_png(inline_png(plot_data_flow(config), static=False)) is None
+
+
+def test_the_parameter_frames_carry_a_narrower_drawing_of_their_own(monkeypatch):
+    """Chapter 8's parameter explorer: one panel of bars 9 inches wide; in the static build
+    each frame carries the bars drawn 4.3 inches wide, the parts' names in two lines; the
+    desktop frame is the same as without it."""
+    from transformer_lib import TransformerConfig
+    from transformer_lib.views.explorers import parameters
+
+    config = TransformerConfig.base(37000)
+    monkeypatch.delenv(STATIC_ENV_VAR, raising=False)
+    desktop = parameters._frame(config, "base", 120.0, {})
+    assert phone_layout.phone_png(desktop) is None
+    assert readable_width(desktop) > phone_layout.PHONE_COLUMN_PX
+    monkeypatch.setenv(STATIC_ENV_VAR, "1")
+    png = parameters._frame(config, "base", 120.0, {})
+    phone = phone_layout.phone_png(png)
+    assert phone is not None and phone_layout.strip_phone_png(png) == desktop
+    assert _size(phone)[0] <= phone_layout.PHONE_COLUMN_PX
+    assert png_text_size(phone) >= phone_layout.MIN_TEXT_PX
+    assert parameters._two_lines("embeddings and output matrix") == "embeddings and\noutput matrix"
+    assert parameters._two_lines("decoder cross-attention") == "decoder\ncross-attention"

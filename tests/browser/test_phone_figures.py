@@ -31,6 +31,10 @@ MUST_FIT = {
     "chapters/13_debugging": ("fig-ch13-scoreboard",),
 }
 
+#: Pages whose precomputed explorers must show phone frames that fit (chapters 1-6 are
+#: checked, before and after a change, in test_phone_explorers.py).
+EXPLORERS_MUST_FIT = ("chapters/08_encoder_decoder",)
+
 # The image a named figure shows: as PHONE_FIGURES reports it, with its box's scroll.
 NAMED_FIGURE = (
     """async (figure) => {
@@ -140,4 +144,15 @@ def test_named_figures_fit_a_phone(phone_visit, page_name):
         if not f["chosen"].endswith("-phone.png"):
             bad.append(f"{name}: the phone shows {f['chosen']}, not a phone version")
         bad += phone_fit_problems(name, f)
+    assert not bad, f"{page_name} at 390 px:" + listing(bad)
+
+
+def test_named_explorers_fit_a_phone(phone_visit, page_name):
+    if page_name not in EXPLORERS_MUST_FIT:
+        pytest.skip(f"{page_name} names no explorer that must fit a phone")
+    from test_phone_explorers import _phone_problems, _shown, _wait_for_phone_frames
+
+    page = phone_visit(page_name).page
+    _wait_for_phone_frames(page)
+    bad = _phone_problems(_shown(page), "as loaded")
     assert not bad, f"{page_name} at 390 px:" + listing(bad)

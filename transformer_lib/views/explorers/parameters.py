@@ -13,6 +13,7 @@ not among them: the library ties ``d_k`` to ``d_model / h``.
 
 from __future__ import annotations
 
+from ..phone_layout import with_phone_png
 from .frames import (
     LayoutMemo,
     book_style,
@@ -21,6 +22,7 @@ from .frames import (
     load_ipywidgets,
     new_figure,
     static_explorer,
+    static_mode,
     use_static,
 )
 
@@ -159,12 +161,22 @@ def _config(d_model: int, n_heads: int, d_ff: int, layers: int, vocab: int, shar
     )
 
 
-def _breakdown_figure(config, label: str = "", xmax: float | None = None):
+#: Width of a frame's phone version, in inches: 344 px at the frames' 80 dpi, shown at
+#: full size in a phone's 350-pixel column.
+_PHONE_WIDTH_IN = 4.3
+
+
+def _breakdown_figure(
+    config, label: str = "", xmax: float | None = None, narrow: bool = False, parts=None
+):
     """The bars of one configuration; ``xmax`` (millions) fixes the scale, so that frames
-    of an explorer can be compared by eye (default: fitted to this configuration)."""
+    of an explorer can be compared by eye (default: fitted to this configuration).
+    ``narrow``: the phone's version, :data:`_PHONE_WIDTH_IN` wide, the parts' names and
+    the titles in two lines. ``parts``: :func:`parameter_breakdown` of ``config``, if
+    counted already."""
     from ..style import OKABE_ITO
 
-    parts = parameter_breakdown(config)
+    parts = parameter_breakdown(config) if parts is None else parts
     total = sum(parts.values())
     names = list(parts)
     values = [parts[n] / 1e6 for n in names]
@@ -179,10 +191,12 @@ def _breakdown_figure(config, label: str = "", xmax: float | None = None):
         for n in names
     ]
     with book_style():
-        fig = new_figure((9.0, 4.6), layout="constrained")
+        fig = new_figure((_PHONE_WIDTH_IN, 5.6) if narrow else (9.0, 4.6), layout="constrained")
         ax = fig.subplots()
         bars = ax.barh(range(len(names)), values, color=colours)
-        ax.set_yticks(range(len(names)), names)
+        # narrow: "encoder feed-forward" in two lines, "embeddings and" over "output matrix"
+        shown = [_two_lines(n) for n in names] if narrow else names
+        ax.set_yticks(range(len(names)), shown)
         ax.invert_yaxis()  # the order the model computes, top to bottom
         for bar, n in zip(bars, names):
             ax.annotate(
@@ -193,14 +207,20 @@ def _breakdown_figure(config, label: str = "", xmax: float | None = None):
                 va="center",
                 fontsize=10,
             )
-        ax.set_xlim(0, max(values) * 1.45 if xmax is None else xmax)
-        ax.set_xlabel("parameters in millions, M (share of the total)")
+        # narrow: more room right of the bars, whose labels keep their size
+        ax.set_xlim(0, (max(values) * 1.45 if xmax is None else xmax) * (1.25 if narrow else 1))
+        ax.set_xlabel(
+            "parameters in millions, M\n(share of the total)"
+            if narrow
+            else "parameters in millions, M (share of the total)"
+        )
         ax.grid(axis="x", alpha=0.3)
         c = config
         shared = "shared" if c.share_embeddings else "not shared"
         ax.set_title(
-            f"d_model {c.d_model}, h {c.n_heads} (d_k {c.d_head}), d_ff {c.d_ff}, "
-            f"N {c.n_encoder_layers}, V {c.vocab_size:,}, embeddings {shared}",
+            f"d_model {c.d_model}, h {c.n_heads} (d_k {c.d_head}), d_ff {c.d_ff},"
+            + ("\n" if narrow else " ")
+            + f"N {c.n_encoder_layers}, V {c.vocab_size:,}, embeddings {shared}",
             fontsize=11,
         )
         paper = TABLE3_PARAMS.get(label)
@@ -211,8 +231,48 @@ def _breakdown_figure(config, label: str = "", xmax: float | None = None):
         else:
             note = ""
         heading = f"{label}: " if label else ""
+        if narrow:
+            note = note.replace("; ", "\n", 1)
         fig.suptitle(f"{heading}{total / 1e6:,.1f} M parameters{note}")
     return fig
+
+
+def _two_lines(name: str) -> str:
+    """A part's name broken before its last word, or after "encoder" / "decoder"."""
+    if name.startswith(("encoder ", "decoder ")):
+        return name.replace(" ", "\n", 1)
+    head, _, last = name.rpartition(" ")
+    if name.endswith(" matrix"):
+        head, _, tail = name.rpartition(" output")
+        return f"{head}\noutput{tail}"
+    return name if not head or len(name) <= 12 else f"{head}\n{last}"
+
+
+def _frame(config, label: str, xmax: float, layouts: dict) -> bytes:
+    """A precomputed frame; in the static build it carries the narrow drawing as its phone
+    version (one panel: ``phone_layout`` has nothing to stack). The narrow drawings whose
+    titles have as many lines share the first one's constrained layout (``layouts``): the
+    same axis, ticks and labels on every frame."""
+    parts = parameter_breakdown(config)
+    png = figure_to_png(_breakdown_figure(config, label, xmax, parts=parts), phone=False)
+    if not static_mode():
+        return png
+    narrow = _breakdown_figure(config, label, xmax, narrow=True, parts=parts)
+    return with_phone_png(png, _laid_out(narrow, layouts))
+
+
+def _laid_out(fig, layouts: dict) -> bytes:
+    axes = fig.get_axes()
+    key = fig._suptitle.get_text().count("\n")
+    known = layouts.get(key)
+    if known is not None:
+        fig.set_layout_engine("none")
+        for ax, position in zip(axes, known):
+            ax.set_position(position)
+    png = figure_to_png(fig, phone=False)
+    if known is None:
+        layouts[key] = [ax.get_position() for ax in axes]
+    return png
 
 
 def parameter_explorer(*, static: bool | None = None):
@@ -252,9 +312,8 @@ def parameter_explorer(*, static: bool | None = None):
         xmax = 1.3 * max(
             max(parameter_breakdown(c).values()) / 1e6 for row in configs for c, _ in row
         )
-        frames = [
-            [figure_to_png(_breakdown_figure(c, name, xmax)) for c, name in row] for row in configs
-        ]
+        layouts: dict = {}
+        frames = [[_frame(c, name, xmax, layouts) for c, name in row] for row in configs]
         return static_explorer(
             title,
             "Slide from the paper's base model through one change at a time (the variants "
