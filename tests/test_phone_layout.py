@@ -594,3 +594,33 @@ def test_the_parameter_frames_carry_a_narrower_drawing_of_their_own(monkeypatch)
     assert png_text_size(phone) >= phone_layout.MIN_TEXT_PX
     assert parameters._two_lines("embeddings and output matrix") == "embeddings and\noutput matrix"
     assert parameters._two_lines("decoder cross-attention") == "decoder\ncross-attention"
+
+
+def test_tick_labels_that_would_touch_in_a_narrowed_panel_are_thinned(inline_png, monkeypatch):
+    """Chapter 3's gradient curves over d_k = 1 to 1024: eleven upright labels would touch
+    on a panel narrowed for the phone; it shows every other one, the desktop all."""
+    from transformer_lib.views.curves import plot_curves
+
+    dks = [2**i for i in range(11)]
+    fig = plot_curves(
+        dks,
+        {"a": np.linspace(1, 2, 11)},
+        xlabel="d_k",
+        ylabel="y",
+        title="eleven powers of two",
+        logx=True,
+    )
+    ax = fig.axes[0]
+    seen = {}
+    draw = phone_layout._draw
+
+    def spy(fig, dpi):
+        seen["shown"] = [
+            t.label1.get_text() for t in ax.xaxis.get_major_ticks() if t.label1.get_visible()
+        ]
+        return draw(fig, dpi)
+
+    monkeypatch.setattr(phone_layout, "_draw", spy)
+    assert phone_layout.phone_png(inline_png(fig)) is not None
+    assert seen["shown"] == ["1", "4", "16", "64", "256", "1024"]
+    assert all(t.label1.get_visible() for t in ax.xaxis.get_major_ticks())

@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from .phone_text import upright_ticks
+from .phone_text import thin_ticks, upright_ticks
 from .phone_text import wrap as _wrap_text
 from .text_size import _chunk, _chunks
 
@@ -480,6 +480,7 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
         before = len(undo.steps)
         _wrap_text(ax.xaxis.label, panel_w * dpi, renderer, undo)
         upright_ticks(ax, panel_w * dpi, undo)
+        thin_ticks(ax, panel_w * dpi, renderer, undo)
         if len(undo.steps) > before and x_bottom[ax] is not None:  # more room under it
             more = (x_bottom[ax].y0 - ax.xaxis.get_tightbbox(renderer).y0) / dpi
             sides[ax] = (*sides[ax][:2], sides[ax][2] + max(0.0, more))
