@@ -1,7 +1,7 @@
 """Measure the two shipped translators side by side and write ``data/head_to_head.json``.
 
 The encoder–decoder (``data/model.pt``) and the decoder-only model (``data/decoder_only.pt``)
-were trained on the same corpus with the same tokenizer and the same CPU-time budget. This
+were trained on the same corpus with the same tokenizer and about as much CPU time. This
 script, run once when both checkpoints are final, records for each:
 
 * the architecture and parameter count (from the model itself);

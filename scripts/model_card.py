@@ -428,7 +428,8 @@ are a different task).
 
 ## The decoder-only model (`data/decoder_only.pt`)
 
-Chapter 12's decoder-only translator: the same tokenizer, data and CPU-time budget, and a
+Chapter 12's decoder-only translator: the same tokenizer and data, about as much CPU time
+({dt["cpu_min"]:.0f} CPU-minutes against the encoder–decoder's {tr["cpu_min"]:.1f}), and a
 parameter count within 5 % ({_n(do_m["parameters"])}: {do_m["description"]} of the same
 width, tied embeddings). One sequence per pair, `English <sep> German <eos>`, with the
 loss on the German part only. Trained and averaged with
@@ -479,7 +480,8 @@ modes: [data/MODEL_CARD.md](data/MODEL_CARD.md).
 
 `data/decoder_only.pt` ({gpt_mb:.1f} MB): chapter 12's decoder-only translator
 ({do_m["description"]}, {do_m["parameters"] / 1e6:.2f} M parameters) trained on the same data
-with the same tokenizer and the same CPU budget: {do_m["greedy"]["bleu"]:.2f} greedy,
+with the same tokenizer and about as much CPU time ({dt["cpu_min"]:.0f} CPU-minutes against
+{tr["cpu_min"]:.1f}): {do_m["greedy"]["bleu"]:.2f} greedy,
 {do_m["beam4"]["bleu"]:.2f} beam-4 BLEU. The side-by-side measurement is in
 `data/head_to_head.json`.
 
