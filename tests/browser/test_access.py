@@ -108,3 +108,20 @@ def test_dark_mode_keeps_figures_explorers_and_views_readable(visit, page_name):
         _theme_settled(page)
     assert not contrast, f"{page_name} in dark mode:" + _report(contrast)
     assert not dark_panels, f"{page_name}: panels not light in dark mode: {dark_panels}"
+
+
+def test_back_to_top_button_is_readable_once_shown(phone_context, book_server):
+    """The theme shows "Back to top" when a reader scrolls back up; the shared pages of the
+    other tests never scroll so, so axe would not see it there."""
+    page = phone_context.new_page()
+    try:
+        page.goto(f"{book_server}/chapters/01_why_attention.html", wait_until="load")
+        page.mouse.wheel(0, 4000)
+        page.wait_for_timeout(300)
+        page.mouse.wheel(0, -1500)
+        button = page.locator("#pst-back-to-top")
+        button.wait_for(state="visible", timeout=10_000)
+        violations = axe(page, rules=["color-contrast"], context="#pst-back-to-top")
+        assert not violations, "Back to top:" + _report(violations)
+    finally:
+        page.close()
