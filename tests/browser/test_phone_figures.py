@@ -28,12 +28,13 @@ MUST_FIT = {
         "fig-07-activations",
     ),
     "chapters/08_encoder_decoder": ("fig-08-data-flow", "fig-08-cross-attention"),
+    "chapters/10_decoding_and_evaluation": ("fig-10-kv-cache-contents",),
     "chapters/13_debugging": ("fig-ch13-scoreboard",),
 }
 
 #: Pages whose precomputed explorers must show phone frames that fit (chapters 1-6 are
 #: checked, before and after a change, in test_phone_explorers.py).
-EXPLORERS_MUST_FIT = ("chapters/08_encoder_decoder",)
+EXPLORERS_MUST_FIT = ("chapters/08_encoder_decoder", "chapters/10_decoding_and_evaluation")
 
 # The image a named figure shows: as PHONE_FIGURES reports it, with its box's scroll.
 NAMED_FIGURE = (

@@ -8,6 +8,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
+from .phone_layout import set_phone_figure
 from .style import OKABE_ITO, _figure_and_axes, _label_text, _styled
 
 __all__ = ["plot_kv_cache"]
@@ -33,6 +34,7 @@ def plot_kv_cache(
     d_k: int | None = None,
     ax: Axes | None = None,
     fontsize: float = 10.0,
+    narrow: bool = False,
 ) -> Figure:
     """Draw the key/value cache of one decoder layer, step by step (chapter 10, §3.2.3).
 
@@ -60,6 +62,10 @@ def plot_kv_cache(
         ax: draw into this axes instead of a new figure.
         fontsize: size of the token labels (points); the figure is sized so that at a
             672-pixel page column no text is under 9 CSS pixels.
+        narrow: the layout for a phone's column: the cross-attention block under the
+            self-attention one, the title and the legend in shorter lines. A figure this
+            function makes (``ax`` None) carries it as its phone version in the static
+            build.
 
     Returns:
         The figure.
@@ -92,11 +98,19 @@ def plot_kv_cache(
     if not source_tokens:
         raise ValueError("plot_kv_cache: source_tokens is empty.")
     S, T = len(source_tokens), lengths[-1]
-    gap = 2.0  # between the two blocks, in columns
-    x_cross = T + gap
-    width = x_cross + S
     row = 1.75  # a row: k and v cells (0.5 each), the token labels, space
-    fig, ax = _figure_and_axes(ax, (max(5.5, 0.6 * width + 1.6), 0.55 * row * steps + 1.7))
+    shapes = heads is not None and d_k is not None
+    header = 1.05 if shapes else 0.55  # room for a block's heading over its first row
+    if narrow:  # the cross-attention block under the other, its heading between them
+        x_cross, y_cross = 0.0, -(steps * row + header + 0.45)
+        width = max(T, S)
+        size = (max(3.6, 0.6 * width + 1.6), 0.55 * row * 2 * steps + 2.6)
+    else:
+        x_cross, y_cross = T + 2.0, 0.0  # two columns between the blocks
+        width = x_cross + S
+        size = (max(5.5, 0.6 * width + 1.6), 0.55 * row * steps + 1.7)
+    made = ax is None
+    fig, ax = _figure_and_axes(ax, size)
 
     def column(x: float, y: float, kind: str, gid: str) -> None:
         fc, ec, hatch, _ = _KINDS[kind]
@@ -131,10 +145,10 @@ def plot_kv_cache(
             )
         kind = "cross-new" if computed else "cross-stored"
         for j, token in enumerate(source_tokens):
-            column(x_cross + j, y, kind, f"{kind}:{i}:{j}")
+            column(x_cross + j, y + y_cross, kind, f"{kind}:{i}:{j}")
             ax.text(
                 x_cross + j + 0.5,
-                y - 0.08,
+                y + y_cross - 0.08,
                 _label_text(token),
                 ha="center",
                 va="top",
@@ -142,7 +156,6 @@ def plot_kv_cache(
             )
         previous = n
     top = -row + 1.25
-    shapes = heads is not None and d_k is not None
     ax.text(
         0,
         top,
@@ -154,7 +167,7 @@ def plot_kv_cache(
     )
     ax.text(
         x_cross,
-        top,
+        top + y_cross,
         "cross-attention to the encoder output"
         + (f"\n(B, {heads}, S = {S}, {d_k}): fixed" if shapes else ""),
         ha="left",
@@ -162,8 +175,9 @@ def plot_kv_cache(
         fontsize=fontsize,
     )
     ax.set_xlim(-0.2, width + 0.2)
-    ax.set_ylim(-steps * row - 0.7, top + (1.05 if shapes else 0.55))
-    ax.set_yticks([-(i + 1) * row + 0.5 for i in range(steps)])
+    ax.set_ylim(-steps * row - 0.7 + y_cross, top + header)
+    ticks = [-(i + 1) * row + 0.5 for i in range(steps)]
+    ax.set_yticks(ticks + ([t + y_cross for t in ticks] if narrow else []))
     reads = []
     for i, n in enumerate(lengths):
         first = lengths[i - 1] if i else 0  # a step may read several tokens (a prefix)
@@ -171,19 +185,45 @@ def plot_kv_cache(
         if n - first > 1:
             read = f"{_label_text(decoder_tokens[first])} … {read}"
         reads.append(f"step {i}\nreads {read}")
-    ax.set_yticklabels(reads, fontsize=fontsize)
+    ax.set_yticklabels(reads * (2 if narrow else 1), fontsize=fontsize)
     ax.tick_params(axis="y", length=0)
     ax.set_xticks([])
     for side in ("right", "top", "bottom", "left"):
         ax.spines[side].set_visible(False)
     ax.set_ylabel("decoding step (the token it reads)")
-    ax.set_xlabel("cached positions: one k and one v column per token")
-    ax.set_title(title if title is not None else "The key/value cache of one decoder layer")
+    ax.set_xlabel(
+        "cached positions: one k and one v\ncolumn per token"
+        if narrow
+        else "cached positions: one k and one v column per token"
+    )
+    title_text = title if title is not None else "The key/value cache of one decoder layer"
+    if narrow and len(title_text) > 34 and " for " in title_text:
+        title_text = title_text.replace(" for ", "\nfor ", 1)
+    ax.set_title(title_text)
     handles = [
         Patch(facecolor=fc, edgecolor=ec, hatch=hatch, label=label)
         for fc, ec, hatch, label in _KINDS.values()
     ]
     fig.legend(
-        handles=handles, loc="outside lower center", ncol=2, fontsize=fontsize, frameon=False
+        handles=handles,
+        loc="outside lower center",
+        ncol=1 if narrow else 2,
+        fontsize=fontsize,
+        frameon=False,
     )
+    if made and not narrow:  # on a phone, the stacked layout (drawn in the static build)
+        set_phone_figure(
+            fig,
+            lambda: plot_kv_cache(
+                decoder_tokens,
+                source_tokens,
+                self_lengths,
+                cross_computed,
+                title,
+                heads=heads,
+                d_k=d_k,
+                fontsize=fontsize,
+                narrow=True,
+            ),
+        )
     return fig

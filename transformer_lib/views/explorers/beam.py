@@ -13,6 +13,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..phone_layout import with_phone_png
 from .frames import (
     InputProblem,
     LayoutMemo,
@@ -22,6 +23,7 @@ from .frames import (
     load_ipywidgets,
     new_figure,
     static_explorer,
+    static_mode,
     use_static,
 )
 
@@ -131,17 +133,31 @@ def _frame_width(depth: int) -> float:
     return min(8.4, max(5.0, 0.62 * (depth + 1) + 0.5))
 
 
-def _tree_depth(translator, english: str, beam_size: int, alpha: float) -> int:
-    steps, _ = beam_steps(translator, english, beam_size, alpha)
-    return max(len(tokens) for hyps in steps for tokens, _ in hyps)
+def _phone_width(depth: int) -> float:
+    """Inches of a frame's phone version for trees up to ``depth`` tokens deep: 0.64 per
+    column with less room beside the first and last (shown in a phone's 350-pixel
+    column, its 10-point text stays 9 CSS px up to seven steps)."""
+    return 0.64 * (depth + 0.97) + 0.2
 
 
 def _beam_figure(
-    translator, english: str, beam_size: int, alpha: float, width: float | None = None
+    translator,
+    english: str,
+    beam_size: int,
+    alpha: float,
+    width: float | None = None,
+    *,
+    searched=None,
+    phone: bool = False,
 ):
+    """The frame for one state; ``searched`` is :func:`beam_steps`'s answer when known.
+    ``phone``: the phone version, ``width`` inches wide, the tree's columns closer to
+    the edges."""
     from ..beam_search import plot_beam_search
 
-    steps, finished = beam_steps(translator, english, beam_size, alpha)
+    if searched is None:
+        searched = beam_steps(translator, english, beam_size, alpha)
+    steps, finished = searched
     shown = finished[:4]
     prefixes = {tuple(tokens) for hyps in steps for tokens, _ in hyps}
     leaves = sum(not any(q[: len(p)] == p and q != p for q in prefixes) for p in prefixes)
@@ -162,6 +178,9 @@ def _beam_figure(
         )
         if narrow:
             ax.set_ylabel("")  # the rows carry no scale; the legend says what they are
+        if phone:
+            depth = max(len(p) for p in prefixes)
+            ax.set_xlim(-0.52, depth + 0.45)
         text_ax.axis("off")
         text_ax.text(
             0.0,
@@ -225,17 +244,28 @@ def beam_explorer(translator, english: str, *, static: bool | None = None):
     control_rows = [beam, alpha]
     if use_static(static):
         # One width for every frame (the deepest tree's), so the page does not jump.
+        searches = {(k, a): beam_steps(translator, english, k, a) for k in BEAM_SIZES
+                    for a in LENGTH_PENALTIES}  # fmt: skip
         depth = max(
-            _tree_depth(translator, english, k, a) for k in BEAM_SIZES for a in LENGTH_PENALTIES
+            len(tokens) for steps, _ in searches.values() for hyps in steps for tokens, _ in hyps
         )
         width = _frame_width(depth)
-        frames = [
-            [
-                figure_to_png(_beam_figure(translator, english, k, a, width))
-                for a in LENGTH_PENALTIES
-            ]
-            for k in BEAM_SIZES
-        ]
+
+        def frame(k: int, a: float) -> bytes:
+            # In the static build each frame carries a phone version drawn for it (the
+            # stacked re-layout would squeeze the tree's columns until its nodes overlap).
+            searched = searches[k, a]
+            png = figure_to_png(
+                _beam_figure(translator, english, k, a, width, searched=searched), phone=False
+            )
+            if not static_mode():
+                return png
+            small = _beam_figure(
+                translator, english, k, a, _phone_width(depth), searched=searched, phone=True
+            )
+            return with_phone_png(png, figure_to_png(small, phone=False))
+
+        frames = [[frame(k, a) for a in LENGTH_PENALTIES] for k in BEAM_SIZES]
         return static_explorer(
             title,
             "Move the beam size and choose the length-penalty exponent α: the tree shows the "
