@@ -174,3 +174,6 @@ def test_a_decorated_function_names_its_own_file():
     assert show_source(decoding.greedy_decode, lines=(1, 2)).where == (
         f"From `transformer_lib/pipeline/decoding.py`, lines {first}–{first + 1}"
     )
+    assert show_source(decoding.greedy_decode, lines=(2, 2)).where == (
+        f"From `transformer_lib/pipeline/decoding.py`, line {first + 1}"
+    )  # one line is "line n", not "lines n–n"

@@ -249,9 +249,9 @@ def show_source(
 
 
 def _where(obj, offset: int, n_lines: int) -> str:
-    """ "From `transformer_lib/…/file.py`, lines a–b": the file of the library that holds
-    the ``n_lines`` shown from line ``offset`` (0-based) of the source of ``obj``, and
-    their line numbers in that file ("" for code outside the library)."""
+    """ "From `transformer_lib/…/file.py`, lines a–b" ("line a" for one): the file of the
+    library that holds the ``n_lines`` shown from line ``offset`` (0-based) of the source of
+    ``obj``, and their line numbers in that file ("" for code outside the library)."""
     try:
         # A decorated function (``@torch.no_grad()``) is its wrapper: name the file of the
         # function itself, as ``getsourcelines`` (which unwraps) shows it.
@@ -262,7 +262,8 @@ def _where(obj, offset: int, n_lines: int) -> str:
         return ""
     a = first_line + offset
     b = a + n_lines - 1
-    return f"From `{relative.as_posix()}`, lines {a}–{b}"
+    lines = f"line {a}" if a == b else f"lines {a}–{b}"
+    return f"From `{relative.as_posix()}`, {lines}"
 
 
 def setup_notebook(seed: int = 0, threads: int = 1):
