@@ -218,6 +218,72 @@ not write text. It was not fine-tuned for any task, and nothing was measured bey
 table above."""
 
 
+def _english_lm_section(data: Path) -> str:
+    """The card's part on chapter 12's English language model, from its checkpoint and the
+    JSON that ``scripts/english_lm_train.py`` wrote with it."""
+    from transformer_lib.pipeline.english_lm import load_english_lm
+
+    path = data / "english_lm.pt"
+    r = json.loads((data / "english_lm.json").read_text(encoding="utf-8"))
+    model, ckpt = load_english_lm(path)
+    c, st, tc = model.config, ckpt["state"], ckpt["state"]["training_config"]
+    ppl, n = r["perplexity"], r["samples"]["counts"]
+    rows = [
+        _row(label, f"{ppl['valid'][name]:.2f}", f"{ppl['test'][name]:.2f}")
+        for name, label in [
+            ("model", "**the model**"),
+            ("bigram", f"bigram, interpolated with the unigram (λ = {ppl['bigram_lambda']:g})"),
+            ("unigram", "unigram, add-one smoothing"),
+        ]
+    ]
+    table = "\n".join(
+        [
+            "| model | perplexity, validation | perplexity, test |",
+            "| --- | --- | --- |",
+            *rows,
+        ]
+    )
+    return f"""## The English language model (`data/english_lm.pt`)
+
+Chapter 12's small causal language model of English: the library's
+`DecoderOnlyTransformer`, {c.n_decoder_layers} post-LN blocks (d_model {c.d_model},
+{c.n_heads} heads, d_ff {c.d_ff}) under a causal mask, sinusoidal positions, the output layer
+tied to the embedding, the shipped tokenizer's {c.vocab_size:,} tokens;
+{_n(r["parameters"])} parameters; the file is {path.stat().st_size / 1e6:.1f} MB (fp32
+weights, config, tokenizer sha256 and the training log). Load it with
+`transformer_lib.pipeline.english_lm.load_english_lm()`, sample with `write_sentences()`.
+
+Unlike the decoder-only translator, whose loss covers only the German, it was trained as GPT
+is: each sequence is `<bos> sentence <eos>` and every next-token prediction counts. It read
+the {_n(st["train_sentences"])} distinct English sentences of the same training split (the
+German side is not used) and was trained by
+
+```bash
+python scripts/english_lm_train.py    # writes data/english_lm.pt and data/english_lm.json
+```
+
+for {_n(st["step"])} steps of {tc["batch"]} sentences ({r["training"]["epochs"]:.0f} passes),
+Adam (β2 0.98), peak learning rate {tc["lr"]:g} after {tc["warmup"]} warm-up steps, cosine
+decay to a tenth, dropout {c.dropout}, gradient norm clipped at 1.0, seed {tc["seed"]}, in
+{st["cpu_s"] / 60:.1f} CPU-minutes (one torch thread).
+
+Perplexity per token (the sentence's tokens and `<eos>`) on the
+{_n(ppl["valid"]["sentences"])} and {_n(ppl["test"]["sentences"])} distinct English sentences
+of the validation and test splits ([`english_lm.json`](english_lm.json)), against two
+baselines counted on the same training sentences (the bigram's weight picked on the
+validation split):
+
+{table}
+
+Of {sum(n.values())} sentences it sampled from `<bos>` (temperature 0.7, top-p 0.9, seeds 0
+to {sum(n.values()) - 1}, stored in the JSON), {n["train"]} are verbatim sentences of the
+training split, {n["held-out"]} are sentences of the validation or test split, and
+{n["new"]} occur nowhere in the corpus. Whether the new ones are grammatical was not
+measured. It writes one short, everyday sentence and stops; it knows nothing beyond such
+sentences, was not trained to follow instructions, and nothing was measured beyond the
+numbers above."""
+
+
 def _row(*cells) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
@@ -246,6 +312,9 @@ def render() -> tuple[str, str]:
     gpt_mb = DEFAULT_DECODER_ONLY.stat().st_size / 1e6
     mlm = json.loads((data / "masked_lm.json").read_text(encoding="utf-8"))
     mlm_mb = (data / "masked_lm.pt").stat().st_size / 1e6
+    elm = json.loads((data / "english_lm.json").read_text(encoding="utf-8"))
+    elm_mb = (data / "english_lm.pt").stat().st_size / 1e6
+    elm_ppl = elm["perplexity"]["test"]
     peak = noam_lr(tr["warmup"], c.d_model, tr["warmup"], tr["factor"])
     greedy, beam = ed_m["greedy"], ed_m["beam4"]
     sig = greedy["signatures"]
@@ -267,8 +336,8 @@ built with `transformer_lib` and trained on a 2-core CPU in {tr["cpu_min"]:.0f} 
 from the corpus that ships in `data/`. It is the translator used in chapters 9–11 of the
 book. It is a teaching model: it translates short, everyday sentences like the ones it
 was trained on, and little else. Its decoder-only counterpart, `data/decoder_only.pt`,
-and chapter 14's small masked language model, `data/masked_lm.pt`, are described at the
-end.
+chapter 12's small English language model, `data/english_lm.pt`, and chapter 14's small
+masked language model, `data/masked_lm.pt`, are described at the end.
 
 ```python
 from transformer_lib import load_pretrained
@@ -461,6 +530,8 @@ It also continues German text:
 `python -m transformer_lib generate "Ich habe" --checkpoint data/decoder_only.pt
 --temperature 0.8 --top-k 20 --seed 0`.
 
+{_english_lm_section(data)}
+
 {_masked_lm_section(data)}
 
 Not for any use beyond learning how Transformers work.
@@ -484,6 +555,12 @@ with the same tokenizer and about as much CPU time ({dt["cpu_min"]:.0f} CPU-minu
 {tr["cpu_min"]:.1f}): {do_m["greedy"]["bleu"]:.2f} greedy,
 {do_m["beam4"]["bleu"]:.2f} beam-4 BLEU. The side-by-side measurement is in
 `data/head_to_head.json`.
+
+`data/english_lm.pt` ({elm_mb:.1f} MB): chapter 12's small causal language model of English
+(the library's decoder-only model, {_n(elm["parameters"])} parameters), trained with every
+token in the loss on the English sentences of the train split; test-split perplexity
+{elm_ppl["model"]:.1f} per token (bigram: {elm_ppl["bigram"]:.1f}, unigram:
+{elm_ppl["unigram"]:.0f}). Its numbers and samples are in `data/english_lm.json`.
 
 `data/masked_lm.pt` ({mlm_mb:.1f} MB): chapter 14's small masked language model of English
 (the library's encoder stack, {_n(mlm["parameters"])} parameters), trained on the English

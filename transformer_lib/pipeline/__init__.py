@@ -7,6 +7,8 @@ resume exactly) → ``decoding`` (greedy and beam search) → ``evaluation`` (BL
 ``pretrained`` (the shipped model) → ``cli`` (``python -m transformer_lib``).
 For the decoder-only model: ``lm_batching`` (``English <sep> German <eos>`` sequences and
 their loss) and ``generation`` (sampling, and greedy/beam translation).
+``english_lm`` holds chapter 12's small causal language model of English (every token in
+the loss) and samples sentences from it.
 ``check_kit`` checks any Transformer against the paper (and plants the tutorial bugs it
 catches); ``check_command`` is its ``python -m transformer_lib check``; ``data_checks`` checks
 the sentence pairs themselves (alignment, train/test leakage, tokenizer coverage).
