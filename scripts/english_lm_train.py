@@ -27,49 +27,27 @@ reads both files; nothing is trained when the book is built.
 
 from __future__ import annotations
 
-import argparse
-import datetime
-import hashlib
-import json
 import math
-import platform
 import sys
-import time
 from collections import Counter, defaultdict
-from pathlib import Path
 
+import lm_training as lm  # puts the repository on sys.path
 import torch
 import torch.nn.functional as F
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from transformer_lib import DecoderOnlyTransformer, count_parameters  # noqa: E402
-from transformer_lib.components.decoder_only import model_config_dict  # noqa: E402
-from transformer_lib.pipeline.corpus import (  # noqa: E402
-    corpus_sha256,
-    find_corpus,
-    normalize_sentence,
-    read_pairs,
-    split_pairs,
-)
-from transformer_lib.pipeline.english_lm import (  # noqa: E402
+from transformer_lib import DecoderOnlyTransformer
+from transformer_lib.components.decoder_only import model_config_dict
+from transformer_lib.pipeline.corpus import normalize_sentence
+from transformer_lib.pipeline.english_lm import (
     english_lm_config,
     sentence_nll,
     write_sentences,
 )
-from transformer_lib.pipeline.masked_lm import masked_lm_batch  # noqa: E402
-from transformer_lib.pipeline.tokenizer import BOS_ID, EOS_ID, Tokenizer  # noqa: E402
+from transformer_lib.pipeline.tokenizer import BOS_ID, EOS_ID
 
-DATA = ROOT / "data"
 FIRST_N = 100  # test sentences whose perplexity tests/test_english_lm.py recomputes
 N_SAMPLES = 50  # sentences sampled from <bos>, seeds 0 .. N_SAMPLES - 1
 PROMPT, N_PROMPTED = "Tom", 5
-
-
-def english_sentences(pairs) -> list[str]:
-    """The distinct English sentences of some pairs, in corpus order."""
-    return list(dict.fromkeys(en for en, _ in pairs))
 
 
 def ngram_baselines(train, valid, test, vocab_size: int) -> dict:
@@ -114,96 +92,32 @@ def ngram_baselines(train, valid, test, vocab_size: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=3000)
-    p.add_argument("--batch", type=int, default=128, help="sentences per step")
-    p.add_argument("--d-model", type=int, default=96)
-    p.add_argument("--layers", type=int, default=3)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--lr", type=float, default=2e-3, help="peak learning rate")
-    p.add_argument("--warmup", type=int, default=300)
-    p.add_argument("--eval-every", type=int, default=500)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--out", type=Path, default=DATA / "english_lm.pt")
-    p.add_argument("--json", type=Path, default=DATA / "english_lm.json")
-    args = p.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-
-    tokenizer = Tokenizer.load(DATA / "tokenizer.json")
-    corpus = find_corpus()
-    pairs = read_pairs(corpus)[0]
-    splits = split_pairs(pairs)
-    text = {name: english_sentences(split) for name, split in splits.items()}
-    ids = {name: tokenizer.encode_batch(s) for name, s in text.items()}
+    args = lm.parse_args(__doc__.splitlines()[0], argv, steps=3000, layers=3, name="english_lm")
+    data = lm.read_english_splits()
+    tokenizer, text, ids = data.tokenizer, data.text, data.ids
     V = tokenizer.vocab_size
-    longest = max(len(s) for split in ids.values() for s in split) + 2
     config = english_lm_config(
-        V, max(64, longest), d_model=args.d_model, n_heads=args.heads, n_layers=args.layers
+        V, max(64, data.longest), d_model=args.d_model, n_heads=args.heads, n_layers=args.layers
     )
     model = DecoderOnlyTransformer(config)
-    opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
-
-    def lr_at(step: int) -> float:  # linear warm-up, then cosine decay to a tenth
-        if step < args.warmup:
-            return args.lr * (step + 1) / args.warmup
-        done = (step - args.warmup) / max(1, args.steps - args.warmup)
-        return args.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * done)))
 
     def perplexity(sentences) -> float:
         total, n = sentence_nll(model, sentences)
         return math.exp(total / n)
 
-    train, gen = ids["train"], torch.Generator().manual_seed(args.seed)
-    order, cursor, epoch, log, tokens_seen = torch.randperm(len(train), generator=gen), 0, 0, [], 0
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    model.train()
-    for step in range(args.steps):
-        if cursor + args.batch > len(train):
-            order, cursor, epoch = torch.randperm(len(train), generator=gen), 0, epoch + 1
-        batch = masked_lm_batch([train[i] for i in order[cursor : cursor + args.batch]])
-        cursor += args.batch
+    def step_loss(batch: torch.Tensor, step: int) -> tuple[torch.Tensor, int]:
         logits = model(batch[:, :-1])  # (B, T-1, V)
         target = batch[:, 1:]  # (B, T-1): every token after <bos>, <eos> included
         loss = F.cross_entropy(logits.flatten(0, 1), target.flatten(), ignore_index=0)
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        tokens_seen += int((target != 0).sum())
-        if (step + 1) % 100 == 0:
-            log.append({"step": step + 1, "loss": round(loss.item(), 4), "lr": lr_at(step)})
-        if (step + 1) % args.eval_every == 0 or step + 1 == args.steps:
-            val = perplexity(ids["valid"])
-            log.append({"step": step + 1, "val_perplexity": round(val, 3)})
-            cpu = time.process_time() - cpu0
-            print(f"step {step + 1:5d}  loss {loss.item():.3f}  val ppl {val:.2f}  cpu {cpu:.0f} s")
-            sys.stdout.flush()
-    cpu_s, wall_s = time.process_time() - cpu0, time.perf_counter() - wall0
-    model.eval()
+        return loss, int((target != 0).sum())
 
-    tok_sha = hashlib.sha256((DATA / "tokenizer.json").read_bytes()).hexdigest()
-    state = {
-        "step": args.steps,
-        "epoch": epoch,
-        "tokens_seen": tokens_seen,
-        "cpu_s": cpu_s,
-        "elapsed_s": wall_s,
-        "log": log,
-        "training_config": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-        "train_sentences": len(train),
-        "torch": str(torch.__version__),
-    }
-    ckpt = {
-        "config": model_config_dict(model),
-        "model": model.state_dict(),
-        "tokenizer_sha256": tok_sha,
-        "state": state,
-    }
-    torch.save(ckpt, args.out)
+    def validate() -> tuple[dict, str]:
+        val = perplexity(ids["valid"])
+        return {"val_perplexity": round(val, 3)}, f"val ppl {val:.2f}"
+
+    train_ids = ids["train"]
+    run = lm.train(model, args, train_ids, step_loss, validate)
+    tok_sha = lm.save_checkpoint(args, model, model_config_dict(model), run, len(train_ids))
 
     # what the model writes, and where its sentences occur
     where = {
@@ -225,29 +139,20 @@ def main(argv: list[str] | None = None) -> int:
     nll_valid, n_valid = sentence_nll(model, ids["valid"])
     nll_test, n_test = sentence_nll(model, test)
     nll100, n100 = sentence_nll(model, test[:FIRST_N])
-    base = ngram_baselines(train, ids["valid"], test, V)
-    result = {
-        "description": "perplexity per token of data/english_lm.pt on the distinct English "
+    base = ngram_baselines(train_ids, ids["valid"], test, V)
+    result = lm.result_header(
+        args,
+        "perplexity per token of data/english_lm.pt on the distinct English "
         "sentences of the validation and test splits, against unigram and bigram baselines, "
         "and where its sampled sentences occur in the corpus",
-        "written_by": "scripts/english_lm_train.py",
-        "date": datetime.date.today().isoformat(),
-        "machine": f"{platform.machine()}, torch {torch.__version__}, {args.threads} thread",
-        "corpus_sha256": corpus_sha256(corpus),
-        "tokenizer_sha256": tok_sha,
-        "checkpoint_sha256": hashlib.sha256(args.out.read_bytes()).hexdigest(),
-        "parameters": count_parameters(model),
+        "scripts/english_lm_train.py",
+        data.corpus,
+        tok_sha,
+        model,
+    ) | {
         "config": {k: config.to_dict()[k] for k in ("d_model", "n_heads", "d_ff", "max_len")}
         | {"layers": config.n_decoder_layers, "vocab": V},
-        "training": {
-            "steps": args.steps,
-            "sentences_per_step": args.batch,
-            "train_sentences": len(train),
-            "epochs": round(args.steps * args.batch / len(train), 2),
-            "tokens_seen": tokens_seen,
-            "cpu_minutes": round(cpu_s / 60, 2),
-            "wall_minutes": round(wall_s / 60, 2),
-        },
+        "training": lm.training_summary(args, run, len(train_ids), tokens_seen=run.tokens_seen),
         "perplexity": {
             "counted": "the sentence's tokens and <eos>, after <bos>",
             "valid": {
@@ -278,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     for k in ("train", "held-out", "new"):
         result["samples"]["counts"].setdefault(k, 0)
-    args.json.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    lm.write_result(args, result)
     ppl = result["perplexity"]["test"]
     print(
         f"test perplexity: model {ppl['model']:.2f}, bigram {ppl['bigram']:.2f}, "
@@ -289,8 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  [{k}] {s}")
     for s in prompted:
         print(f"  [prompt] {s}")
-    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB) and {args.json}")
-    print(f"{cpu_s / 60:.1f} CPU-minutes, {wall_s / 60:.1f} minutes of wall clock")
+    lm.print_written(args, run)
     return 0
 
 

@@ -29,45 +29,23 @@ checkpoint. Chapter 14 reads both files; nothing is trained when the book is bui
 
 from __future__ import annotations
 
-import argparse
-import datetime
-import hashlib
-import json
-import math
-import platform
 import sys
-import time
 from collections import Counter, defaultdict
-from pathlib import Path
 
+import lm_training as lm  # puts the repository on sys.path
 import torch
 import torch.nn.functional as F
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from transformer_lib import TransformerConfig, count_parameters  # noqa: E402
-from transformer_lib.pipeline.corpus import (  # noqa: E402
-    corpus_sha256,
-    find_corpus,
-    read_pairs,
-    split_pairs,
-)
-from transformer_lib.pipeline.masked_lm import (  # noqa: E402
+from transformer_lib import TransformerConfig
+from transformer_lib.pipeline.masked_lm import (
     MaskedLanguageModel,
     mask_tokens,
     masked_accuracy,
     masked_lm_batch,
 )
-from transformer_lib.pipeline.tokenizer import BOS_ID, SPECIAL_TOKENS, Tokenizer  # noqa: E402
+from transformer_lib.pipeline.tokenizer import BOS_ID, SPECIAL_TOKENS, Tokenizer
 
-DATA = ROOT / "data"
 FIRST_N = 100  # test sentences whose counts tests/test_masked_lm_model.py recomputes
-
-
-def english_sentences(pairs) -> list[str]:
-    """The distinct English sentences of some pairs, in corpus order."""
-    return list(dict.fromkeys(en for en, _ in pairs))
 
 
 def word_ids(tokenizer: Tokenizer) -> list[int]:
@@ -144,31 +122,10 @@ def validation_loss(model: MaskedLanguageModel, valid: list[list[int]], seed: in
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=7000)
-    p.add_argument("--batch", type=int, default=128, help="sentences per step")
-    p.add_argument("--d-model", type=int, default=96)
-    p.add_argument("--layers", type=int, default=2)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--lr", type=float, default=2e-3, help="peak learning rate")
-    p.add_argument("--warmup", type=int, default=300)
-    p.add_argument("--eval-every", type=int, default=500)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--out", type=Path, default=DATA / "masked_lm.pt")
-    p.add_argument("--json", type=Path, default=DATA / "masked_lm.json")
-    args = p.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-
-    tokenizer = Tokenizer.load(DATA / "tokenizer.json")
-    corpus = find_corpus()
-    splits = split_pairs(read_pairs(corpus)[0])
-    text = {name: english_sentences(pairs) for name, pairs in splits.items()}
-    ids = {name: tokenizer.encode_batch(s) for name, s in text.items()}
-    words = set(word_ids(tokenizer))
-    V = tokenizer.vocab_size  # [MASK] gets id V
-    longest = max(len(s) for split in ids.values() for s in split) + 2
+    args = lm.parse_args(__doc__.splitlines()[0], argv, steps=7000, layers=2, name="masked_lm")
+    data = lm.read_english_splits()
+    ids, words = data.ids, set(word_ids(data.tokenizer))
+    V = data.tokenizer.vocab_size  # [MASK] gets id V
     config = TransformerConfig(
         vocab_size=V + 1,
         d_model=args.d_model,
@@ -177,94 +134,44 @@ def main(argv: list[str] | None = None) -> int:
         n_encoder_layers=args.layers,
         n_decoder_layers=0,
         dropout=0.1,
-        max_len=max(64, longest),
+        max_len=max(64, data.longest),
     )
     model = MaskedLanguageModel(config)
-    opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
 
-    def lr_at(step: int) -> float:  # linear warm-up, then cosine decay to a tenth
-        if step < args.warmup:
-            return args.lr * (step + 1) / args.warmup
-        done = (step - args.warmup) / max(1, args.steps - args.warmup)
-        return args.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * done)))
-
-    train, gen = ids["train"], torch.Generator().manual_seed(args.seed)
-    order, cursor, epoch, log, tokens_seen = torch.randperm(len(train), generator=gen), 0, 0, [], 0
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    model.train()
-    for step in range(args.steps):
-        if cursor + args.batch > len(train):
-            order, cursor, epoch = torch.randperm(len(train), generator=gen), 0, epoch + 1
-        batch = masked_lm_batch([train[i] for i in order[cursor : cursor + args.batch]])
-        cursor += args.batch
+    def step_loss(batch: torch.Tensor, step: int) -> tuple[torch.Tensor, int]:
         out = mask_tokens(batch, model.mask_id, V, seed=args.seed * 1_000_003 + step)
         logits = model.logits_at(out.inputs, out.selected)  # (N, V + 1)
         loss = F.cross_entropy(logits, out.targets[out.selected])
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        tokens_seen += int((batch != config.pad_id).sum())
-        if (step + 1) % 100 == 0:
-            log.append({"step": step + 1, "loss": round(loss.item(), 4), "lr": lr_at(step)})
-        if (step + 1) % args.eval_every == 0 or step + 1 == args.steps:
-            val = validation_loss(model, ids["valid"], seed=12345)
-            log.append({"step": step + 1, "val_loss": round(val, 4)})
-            cpu = time.process_time() - cpu0
-            print(f"step {step + 1:5d}  loss {loss.item():.3f}  val {val:.3f}  cpu {cpu:.0f} s")
-    cpu_s, wall_s = time.process_time() - cpu0, time.perf_counter() - wall0
-    model.eval()
+        return loss, int((batch != config.pad_id).sum())
 
-    tok_sha = hashlib.sha256((DATA / "tokenizer.json").read_bytes()).hexdigest()
-    state = {
-        "step": args.steps,
-        "epoch": epoch,
-        "tokens_seen": tokens_seen,
-        "cpu_s": cpu_s,
-        "elapsed_s": wall_s,
-        "log": log,
-        "training_config": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-        "train_sentences": len(train),
-        "torch": str(torch.__version__),
-    }
-    ckpt = {
-        "config": config.to_dict(),
-        "model": model.state_dict(),
-        "tokenizer_sha256": tok_sha,
-        "state": state,
-    }
-    torch.save(ckpt, args.out)
+    def validate() -> tuple[dict, str]:
+        val = validation_loss(model, ids["valid"], seed=12345)
+        return {"val_loss": round(val, 4)}, f"val {val:.3f}"
+
+    train_ids = ids["train"]
+    run = lm.train(model, args, train_ids, step_loss, validate)
+    tok_sha = lm.save_checkpoint(args, model, config.to_dict(), run, len(train_ids))
 
     test = ids["test"]
-    result = {
-        "description": "masked-token accuracy of data/masked_lm.pt on the English test "
+    result = lm.result_header(
+        args,
+        "masked-token accuracy of data/masked_lm.pt on the English test "
         "sentences, each non-special token hidden behind [MASK] once, alone",
-        "written_by": "scripts/masked_lm_train.py",
-        "date": datetime.date.today().isoformat(),
-        "machine": f"{platform.machine()}, torch {torch.__version__}, {args.threads} thread",
-        "corpus_sha256": corpus_sha256(corpus),
-        "tokenizer_sha256": tok_sha,
-        "checkpoint_sha256": hashlib.sha256(args.out.read_bytes()).hexdigest(),
-        "parameters": count_parameters(model),
+        "scripts/masked_lm_train.py",
+        data.corpus,
+        tok_sha,
+        model,
+    ) | {
         "config": {k: config.to_dict()[k] for k in ("d_model", "n_heads", "d_ff")}
         | {"layers": config.n_encoder_layers, "vocab_with_mask": config.vocab_size},
-        "training": {
-            "steps": args.steps,
-            "sentences_per_step": args.batch,
-            "train_sentences": len(train),
-            "epochs": round(args.steps * args.batch / len(train), 2),
-            "cpu_minutes": round(cpu_s / 60, 2),
-            "wall_minutes": round(wall_s / 60, 2),
-            "final_val_loss": log[-1]["val_loss"],
-        },
+        "training": lm.training_summary(args, run, len(train_ids))
+        | {"final_val_loss": run.log[-1]["val_loss"]},
         "test": {
             "sentences": len(test),
             "model": rates(masked_accuracy(model, test, words)),
             **{
                 k: rates(v)
-                for k, v in baselines(train, test, words).items()
+                for k, v in baselines(train_ids, test, words).items()
                 if k != "unigram_top5_tokens"
             },
         },
@@ -274,15 +181,14 @@ def main(argv: list[str] | None = None) -> int:
         },
         "first100": masked_accuracy(model, test[:FIRST_N], words),
     }
-    args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    lm.write_result(args, result)
     t = result["test"]
     for name in ("model", "unigram", "bigram"):
         print(
             f"{name:8} top-1 {t[name]['top1_acc']:.1%}  top-5 {t[name]['top5_acc']:.1%}  "
             f"(letters: {t[name]['word_top1_acc']:.1%} / {t[name]['word_top5_acc']:.1%})"
         )
-    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB) and {args.json}")
-    print(f"{cpu_s / 60:.1f} CPU-minutes, {wall_s / 60:.1f} minutes of wall clock")
+    lm.print_written(args, run)
     return 0
 
 

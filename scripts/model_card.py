@@ -144,40 +144,67 @@ def _reflow(markdown: str, width: int = 90) -> str:
     return "\n\n".join(out)
 
 
+def _shipped_lm(data: Path, name: str, load) -> tuple[Path, dict, object, dict]:
+    """A small language model's checkpoint ``data/<name>.pt``: its path, the JSON written
+    with it, the model (``load`` reads it) and its training state."""
+    path = data / f"{name}.pt"
+    r = json.loads((data / f"{name}.json").read_text(encoding="utf-8"))
+    model, ckpt = load(path)
+    return path, r, model, ckpt["state"]
+
+
+def _lm_table(header: list[str], baselines: dict[str, str], cells) -> str:
+    """A Markdown table: the model's row, then a row per baseline (name: label); ``cells``
+    gives a row's numbers from its name."""
+    labels = {"model": "**the model**", **baselines}
+    return "\n".join(
+        [
+            _row(*header),
+            _row(*["---"] * len(header)),
+            *[_row(label, *cells(name)) for name, label in labels.items()],
+        ]
+    )
+
+
+def _file_facts(r: dict, path: Path) -> str:
+    """The parameters and the size of a small model's file, up to "Load it with"."""
+    return f"""{_n(r["parameters"])} parameters; the file is {path.stat().st_size / 1e6:.1f} MB (fp32
+weights, config, tokenizer sha256 and the training log). Load it with"""
+
+
+def _training_recipe(name: str, r: dict, st: dict, dropout: float) -> str:
+    """The command that trained a small model and its recipe, from its training state."""
+    tc = st["training_config"]
+    return f"""```bash
+python scripts/{name}_train.py    # writes data/{name}.pt and data/{name}.json
+```
+
+for {_n(st["step"])} steps of {tc["batch"]} sentences ({r["training"]["epochs"]:.0f} passes),
+Adam (β2 0.98), peak learning rate {tc["lr"]:g} after {tc["warmup"]} warm-up steps, cosine
+decay to a tenth, dropout {dropout}, gradient norm clipped at 1.0, seed {tc["seed"]}, in
+{st["cpu_s"] / 60:.1f} CPU-minutes (one torch thread)."""
+
+
 def _masked_lm_section(data: Path) -> str:
     """The card's part on chapter 14's masked language model, from its checkpoint and the
     JSON that ``scripts/masked_lm_train.py`` wrote with it."""
     from transformer_lib.pipeline.masked_lm import load_masked_lm
 
-    path = data / "masked_lm.pt"
-    r = json.loads((data / "masked_lm.json").read_text(encoding="utf-8"))
-    model, ckpt = load_masked_lm(path)
-    c, st, tc = model.config, ckpt["state"], ckpt["state"]["training_config"]
-    t = r["test"]
+    path, r, model, st = _shipped_lm(data, "masked_lm", load_masked_lm)
+    c, t = model.config, r["test"]
 
     def pct(name: str, key: str) -> str:
         return f"{100 * t[name][key]:.1f} %"
 
-    rows = [
-        _row(
-            label,
-            pct(name, "top1_acc"),
-            pct(name, "top5_acc"),
-            pct(name, "word_top1_acc"),
-            pct(name, "word_top5_acc"),
-        )
-        for name, label in [
-            ("model", "**the model**"),
-            ("bigram", "bigram: the tokens that most often follow the left neighbour"),
-            ("unigram", "unigram: the most frequent training tokens"),
-        ]
-    ]
-    table = "\n".join(
-        [
-            "| guess | top-1, all tokens | top-5, all tokens | top-1, words | top-5, words |",
-            "| --- | --- | --- | --- | --- |",
-            *rows,
-        ]
+    table = _lm_table(
+        ["guess", "top-1, all tokens", "top-5, all tokens", "top-1, words", "top-5, words"],
+        {
+            "bigram": "bigram: the tokens that most often follow the left neighbour",
+            "unigram": "unigram: the most frequent training tokens",
+        },
+        lambda name: [
+            pct(name, k) for k in ("top1_acc", "top5_acc", "word_top1_acc", "word_top5_acc")
+        ],
     )
     return f"""## The masked language model (`data/masked_lm.pt`)
 
@@ -186,21 +213,13 @@ encoder stack, {c.n_encoder_layers} post-LN layers (d_model {c.d_model}, {c.n_he
 d_ff {c.d_ff}) with only a padding mask, so that every position reads the whole sentence
 both ways; sinusoidal positions; the output layer tied to the embedding. Its vocabulary is
 the shipped tokenizer's {c.vocab_size - 1:,} tokens plus `[MASK]` (id {model.mask_id:,});
-{_n(r["parameters"])} parameters; the file is {path.stat().st_size / 1e6:.1f} MB (fp32
-weights, config, tokenizer sha256 and the training log). Load it with
+{_file_facts(r, path)}
 `transformer_lib.pipeline.masked_lm.load_masked_lm()`.
 
 It read the {_n(st["train_sentences"])} distinct English sentences of the same training
 split (the German side is not used), each between `<bos>` and `<eos>`, and was trained by
 
-```bash
-python scripts/masked_lm_train.py    # writes data/masked_lm.pt and data/masked_lm.json
-```
-
-for {_n(st["step"])} steps of {tc["batch"]} sentences ({r["training"]["epochs"]:.0f} passes),
-Adam (β2 0.98), peak learning rate {tc["lr"]:g} after {tc["warmup"]} warm-up steps, cosine
-decay to a tenth, dropout {c.dropout}, gradient norm clipped at 1.0, seed {tc["seed"]}, in
-{st["cpu_s"] / 60:.1f} CPU-minutes (one torch thread). Each step draws new masks with
+{_training_recipe("masked_lm", r, st, c.dropout)} Each step draws new masks with
 `mask_tokens` (BERT's rule: 15 % of the tokens picked, of those 80 % `[MASK]`, 10 % a random
 token, 10 % kept), and the loss is the cross-entropy at the picked positions only.
 
@@ -223,25 +242,15 @@ def _english_lm_section(data: Path) -> str:
     JSON that ``scripts/english_lm_train.py`` wrote with it."""
     from transformer_lib.pipeline.english_lm import load_english_lm
 
-    path = data / "english_lm.pt"
-    r = json.loads((data / "english_lm.json").read_text(encoding="utf-8"))
-    model, ckpt = load_english_lm(path)
-    c, st, tc = model.config, ckpt["state"], ckpt["state"]["training_config"]
-    ppl, n = r["perplexity"], r["samples"]["counts"]
-    rows = [
-        _row(label, f"{ppl['valid'][name]:.2f}", f"{ppl['test'][name]:.2f}")
-        for name, label in [
-            ("model", "**the model**"),
-            ("bigram", f"bigram, interpolated with the unigram (λ = {ppl['bigram_lambda']:g})"),
-            ("unigram", "unigram, add-one smoothing"),
-        ]
-    ]
-    table = "\n".join(
-        [
-            "| model | perplexity, validation | perplexity, test |",
-            "| --- | --- | --- |",
-            *rows,
-        ]
+    path, r, model, st = _shipped_lm(data, "english_lm", load_english_lm)
+    c, ppl, n = model.config, r["perplexity"], r["samples"]["counts"]
+    table = _lm_table(
+        ["model", "perplexity, validation", "perplexity, test"],
+        {
+            "bigram": f"bigram, interpolated with the unigram (λ = {ppl['bigram_lambda']:g})",
+            "unigram": "unigram, add-one smoothing",
+        },
+        lambda name: [f"{ppl['valid'][name]:.2f}", f"{ppl['test'][name]:.2f}"],
     )
     return f"""## The English language model (`data/english_lm.pt`)
 
@@ -249,8 +258,7 @@ Chapter 12's small causal language model of English: the library's
 `DecoderOnlyTransformer`, {c.n_decoder_layers} post-LN blocks (d_model {c.d_model},
 {c.n_heads} heads, d_ff {c.d_ff}) under a causal mask, sinusoidal positions, the output layer
 tied to the embedding, the shipped tokenizer's {c.vocab_size:,} tokens;
-{_n(r["parameters"])} parameters; the file is {path.stat().st_size / 1e6:.1f} MB (fp32
-weights, config, tokenizer sha256 and the training log). Load it with
+{_file_facts(r, path)}
 `transformer_lib.pipeline.english_lm.load_english_lm()`, sample with `write_sentences()`.
 
 Unlike the decoder-only translator, whose loss covers only the German, it was trained as GPT
@@ -258,14 +266,7 @@ is: each sequence is `<bos> sentence <eos>` and every next-token prediction coun
 the {_n(st["train_sentences"])} distinct English sentences of the same training split (the
 German side is not used) and was trained by
 
-```bash
-python scripts/english_lm_train.py    # writes data/english_lm.pt and data/english_lm.json
-```
-
-for {_n(st["step"])} steps of {tc["batch"]} sentences ({r["training"]["epochs"]:.0f} passes),
-Adam (β2 0.98), peak learning rate {tc["lr"]:g} after {tc["warmup"]} warm-up steps, cosine
-decay to a tenth, dropout {c.dropout}, gradient norm clipped at 1.0, seed {tc["seed"]}, in
-{st["cpu_s"] / 60:.1f} CPU-minutes (one torch thread).
+{_training_recipe("english_lm", r, st, c.dropout)}
 
 Perplexity per token (the sentence's tokens and `<eos>`) on the
 {_n(ppl["valid"]["sentences"])} and {_n(ppl["test"]["sentences"])} distinct English sentences

@@ -9,21 +9,20 @@ measured on the same test tokens.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-from pathlib import Path
 
 import pytest
 import torch
+from shipped_lm import (
+    ROOT,
+    check_json_belongs_to_checkpoint,
+    english_of_splits,
+    result_fixture,
+    skip_without,
+)
 
 from transformer_lib import DecoderOnlyTransformer
-from transformer_lib.pipeline.corpus import (
-    find_corpus,
-    normalize_sentence,
-    read_pairs,
-    split_pairs,
-)
+from transformer_lib.pipeline.corpus import normalize_sentence
 from transformer_lib.pipeline.english_lm import (
     english_lm_config,
     load_english_lm,
@@ -33,7 +32,6 @@ from transformer_lib.pipeline.english_lm import (
 )
 from transformer_lib.pipeline.tokenizer import Tokenizer
 
-ROOT = Path(__file__).resolve().parents[1]
 RESULT = ROOT / "data" / "english_lm.json"
 CHECKPOINT = shipped_english_lm_path()
 
@@ -61,33 +59,20 @@ def test_samples_reproduce_from_their_seed_and_keep_the_prompt():
     assert all(s.startswith("Tom") for s in a)
 
 
-needs_checkpoint = pytest.mark.skipif(
-    not (CHECKPOINT.is_file() and RESULT.is_file()),
-    reason="data/english_lm.pt or data/english_lm.json is missing: run scripts/english_lm_train.py",
-)
-
-
-@pytest.fixture(scope="module")
-def result() -> dict:
-    return json.loads(RESULT.read_text(encoding="utf-8"))
+needs_checkpoint = skip_without(CHECKPOINT, RESULT, "scripts/english_lm_train.py")
+result = result_fixture(RESULT)
 
 
 @pytest.fixture(scope="module")
 def english() -> dict[str, list[str]]:
-    splits = split_pairs(read_pairs(find_corpus())[0])
-    return {name: list(dict.fromkeys(en for en, _ in p)) for name, p in splits.items()}
+    return english_of_splits()
 
 
 @needs_checkpoint
 def test_the_json_belongs_to_the_shipped_checkpoint(result):
-    assert CHECKPOINT.stat().st_size < 3.2e6  # small enough to ship
-    assert hashlib.sha256(CHECKPOINT.read_bytes()).hexdigest() == result["checkpoint_sha256"]
-    tokenizer_sha = hashlib.sha256((ROOT / "data" / "tokenizer.json").read_bytes()).hexdigest()
-    model, ckpt = load_english_lm()
+    model = check_json_belongs_to_checkpoint(CHECKPOINT, result, load_english_lm)
     assert isinstance(model, DecoderOnlyTransformer) and not model.prefix_lm
-    assert ckpt["tokenizer_sha256"] == result["tokenizer_sha256"] == tokenizer_sha
     assert model.config.vocab_size == Tokenizer.load().vocab_size
-    assert sum(p.numel() for p in model.parameters()) == result["parameters"]
 
 
 @needs_checkpoint

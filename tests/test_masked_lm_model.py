@@ -8,15 +8,17 @@ the unigram and bigram baselines measured on the same test tokens.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from pathlib import Path
-
 import pytest
 import torch
+from shipped_lm import (
+    ROOT,
+    check_json_belongs_to_checkpoint,
+    english_of_splits,
+    result_fixture,
+    skip_without,
+)
 
 from transformer_lib import TransformerConfig
-from transformer_lib.pipeline.corpus import find_corpus, read_pairs, split_pairs
 from transformer_lib.pipeline.masked_lm import (
     MaskedLanguageModel,
     guess_masked,
@@ -28,7 +30,6 @@ from transformer_lib.pipeline.masked_lm import (
 )
 from transformer_lib.pipeline.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer
 
-ROOT = Path(__file__).resolve().parents[1]
 RESULT = ROOT / "data" / "masked_lm.json"
 CHECKPOINT = shipped_masked_lm_path()
 
@@ -72,33 +73,21 @@ def test_one_mask_at_a_time():
     assert torch.equal(inputs[~where], batch[[0, 0, 1]][~where])
 
 
-needs_checkpoint = pytest.mark.skipif(
-    not (CHECKPOINT.is_file() and RESULT.is_file()),
-    reason="data/masked_lm.pt or data/masked_lm.json is missing: run scripts/masked_lm_train.py",
-)
-
-
-@pytest.fixture(scope="module")
-def result() -> dict:
-    return json.loads(RESULT.read_text(encoding="utf-8"))
+needs_checkpoint = skip_without(CHECKPOINT, RESULT, "scripts/masked_lm_train.py")
+result = result_fixture(RESULT)
 
 
 @needs_checkpoint
 def test_the_json_belongs_to_the_shipped_checkpoint(result):
-    assert CHECKPOINT.stat().st_size < 3.2e6  # small enough to ship
-    assert hashlib.sha256(CHECKPOINT.read_bytes()).hexdigest() == result["checkpoint_sha256"]
-    tokenizer_sha = hashlib.sha256((ROOT / "data" / "tokenizer.json").read_bytes()).hexdigest()
-    model, ckpt = load_masked_lm()
-    assert ckpt["tokenizer_sha256"] == result["tokenizer_sha256"] == tokenizer_sha
+    model = check_json_belongs_to_checkpoint(CHECKPOINT, result, load_masked_lm)
     assert model.config.vocab_size == Tokenizer.load().vocab_size + 1  # and [MASK]
-    assert sum(p.numel() for p in model.parameters()) == result["parameters"]
 
 
 @needs_checkpoint
 def test_first_100_test_sentences_give_the_stored_counts(result):
     torch.set_num_threads(1)
     tokenizer = Tokenizer.load()
-    test = list(dict.fromkeys(en for en, _ in split_pairs(read_pairs(find_corpus())[0])["test"]))
+    test = english_of_splits()["test"]
     assert len(test) == result["test"]["sentences"]
     words = [
         i
