@@ -872,7 +872,10 @@
       return text + (kind === "cross" ? "; where it does not line up, a row spreads its " +
         "weight: " : "; the most spread rows: ") +
         weak.map(function (t) {
-          return spoken(rows[t.row]) + " (largest " + t.weight.toFixed(2) + ")";
+          // A token without the word-start mark is the inner piece of a longer word.
+          var piece = rows[t.row].charAt(0) !== "\u2581" && /[A-Za-zÄÖÜäöüß]/.test(rows[t.row]);
+          return "\u201c" + spoken(rows[t.row]) + "\u201d" + (piece ? ", part of a word," : "") +
+            " (largest " + t.weight.toFixed(2) + ")";
         }).join(", ") + ".";
     }
     return text + "; every row has one key of weight 0.5 or more.";
