@@ -43,8 +43,13 @@ $(LIVE_STAMP): $(LIVE_DEPS) $(STAMP)
 
 # Executes the chapters, as many at once as there are cores, into _build/.jupyter_cache
 # (unchanged notebooks are not run again), then builds the HTML. Any warning fails the build.
+# Sphinx copies _static/ only when some page is rebuilt: after a change to _static/ alone
+# (a style sheet, a script) the introduction's time stamp is renewed so that one page is.
 book: venv live
 	$(BIN)/python scripts/execute_chapters.py
+	@if [ -f _build/html/intro.html ] && \
+	  [ -n "$$(find _static -type f -newer _build/html/intro.html | head -n 1)" ]; then \
+	  touch intro.md; fi
 	$(BIN)/jupyter-book build . -W --keep-going
 	@echo "Book built: open $(CURDIR)/_build/html/index.html"
 

@@ -874,8 +874,8 @@
         weak.map(function (t) {
           // A token without the word-start mark is the inner piece of a longer word.
           var piece = rows[t.row].charAt(0) !== "\u2581" && /[A-Za-zÄÖÜäöüß]/.test(rows[t.row]);
-          return "\u201c" + spoken(rows[t.row]) + "\u201d" + (piece ? ", part of a word," : "") +
-            " (largest " + t.weight.toFixed(2) + ")";
+          return "\u201c" + spoken(rows[t.row]) + "\u201d (" + (piece ? "part of a word; " : "") +
+            "largest " + t.weight.toFixed(2) + ")";
         }).join(", ") + ".";
     }
     return text + "; every row has one key of weight 0.5 or more.";
