@@ -1,6 +1,7 @@
 """Keep the first cell of every chapter — the Colab set-up — in one place.
 
-The cell is tagged ``remove-cell`` (the HTML book hides it) and ``colab-setup``. In a
+The cell is tagged ``hide-cell`` (the HTML book folds it, under a label that says what it
+is, so a reader can see what Colab will run) and ``colab-setup``. In a
 local kernel it only puts the repository on ``sys.path``; in Colab it clones the
 repository named by ``repository.url`` in ``_config.yml``, installs the library and
 turns on Colab's widget manager.
@@ -21,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TAG = "colab-setup"
 
 TEMPLATE = """\
-# Set-up (hidden in the book).
-# In Colab: fetch the book's code and data, install it.
+# Set-up, run first: in Colab it fetches the book's code and data and
+# installs them; in a local Jupyter it finds the library one folder up.
 import os
 import subprocess
 import sys
@@ -66,9 +67,20 @@ def _cell(source: str) -> dict:
         "cell_type": "code",
         "execution_count": None,
         "id": "colab-setup",
-        "metadata": {"tags": ["remove-cell", TAG]},
+        "metadata": metadata(),
         "outputs": [],
         "source": source.splitlines(keepends=True),
+    }
+
+
+def metadata() -> dict:
+    """The set-up cell's tags and fold labels."""
+    return {
+        "mystnb": {
+            "code_prompt_show": "Show the set-up cell (what Colab runs first)",
+            "code_prompt_hide": "Hide the set-up cell",
+        },
+        "tags": ["hide-cell", TAG],
     }
 
 
@@ -82,12 +94,13 @@ def find_setup_cell(nb: dict) -> dict | None:
 def write(path: Path, source: str) -> bool:
     nb = json.loads(path.read_text(encoding="utf-8"))
     cell = find_setup_cell(nb)
-    if cell is not None and "".join(cell["source"]) == source:
+    if cell is not None and "".join(cell["source"]) == source and cell["metadata"] == metadata():
         return False
     if cell is None:
         nb["cells"].insert(0, _cell(source))
     else:
         cell["source"] = source.splitlines(keepends=True)
+        cell["metadata"] = metadata()
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return True
 
@@ -101,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in chapters():
         nb = json.loads(path.read_text(encoding="utf-8"))
         cell = find_setup_cell(nb)
-        if cell is None or "".join(cell["source"]) != source:
+        if cell is None or "".join(cell["source"]) != source or cell["metadata"] != metadata():
             stale.append(path.name)
             if not args.check:
                 write(path, source)

@@ -39,7 +39,11 @@ def test_fourteen_chapters_in_toc_order():
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_colab_setup_cell_first_and_current(path):
     first = cells(path)[0]
-    assert "colab-setup" in tags(first) and "remove-cell" in tags(first)
+    assert first["metadata"] == colab_setup.metadata(), (
+        f"{path.name}: the Colab cell's tags or fold labels are stale; run "
+        "`python scripts/colab_setup.py`"
+    )
+    assert "colab-setup" in tags(first) and "hide-cell" in tags(first)
     assert "".join(first["source"]) == colab_setup.setup_source(), (
         f"{path.name}: stale Colab cell; run `python scripts/colab_setup.py`"
     )
