@@ -624,3 +624,119 @@ def test_tick_labels_that_would_touch_in_a_narrowed_panel_are_thinned(inline_png
     assert phone_layout.phone_png(inline_png(fig)) is not None
     assert seen["shown"] == ["1", "4", "16", "64", "256", "1024"]
     assert all(t.label1.get_visible() for t in ax.xaxis.get_major_ticks())
+
+
+def test_a_shared_colour_bar_stays_beside_its_own_panels(inline_png, monkeypatch):
+    """Chapter 3's weighted sum: the bar shared by the weighted rows and the output row
+    goes beside the first of them on the phone, no longer than the run of its panels,
+    not beside the panel at the top (there it covered the weights' x ticks)."""
+    from transformer_lib.views.projections import plot_weighted_sum
+
+    rng = np.random.default_rng(0)
+    w = rng.dirichlet(np.ones(len(WORDS)))
+    fig = plot_weighted_sum(w, rng.normal(size=(len(WORDS), 32)), WORDS, query=1)
+    weights, _, weighted = fig.axes[:3]
+    shared = fig.axes[-1]
+    seen = {}
+    draw = phone_layout._draw
+
+    def spy(fig, dpi):
+        seen.update(
+            {n: a.get_position(original=True) for n, a in
+             (("weights", weights), ("weighted", weighted), ("bar", shared))}
+        )  # fmt: skip
+        return draw(fig, dpi)
+
+    monkeypatch.setattr(phone_layout, "_draw", spy)
+    assert phone_layout.phone_png(inline_png(fig)) is not None
+    bar, panel = seen["bar"], seen["weighted"]
+    assert abs(bar.y1 - panel.y1) < 1e-6 and bar.y0 >= panel.y0 - 1e-6
+    assert bar.y0 > seen["weights"].y1 or bar.y1 < seen["weights"].y0
+
+
+def test_a_compressed_layouts_title_stays_inside_the_phone_version(inline_png, monkeypatch):
+    """Chapter 5's rotation figure: the compressed layout hangs the figure's title from
+    its bottom edge; stacked, the title (in two lines) must start inside the figure."""
+    from transformer_lib.components.positional import sinusoidal_positional_encoding
+    from transformer_lib.views.positions import plot_position_rotation
+
+    fig = plot_position_rotation(sinusoidal_positional_encoding(64, 128), pairs=[0, 8, 16])
+    seen = {}
+    draw = phone_layout._draw
+
+    def spy(fig, dpi):
+        renderer = fig.canvas.get_renderer()
+        seen["title"] = fig._suptitle.get_window_extent(renderer).y1 / (fig.bbox.height)
+        seen["lines"] = fig._suptitle.get_text().count("\n") + 1
+        return draw(fig, dpi)
+
+    monkeypatch.setattr(phone_layout, "_draw", spy)
+    assert phone_layout.phone_png(inline_png(fig)) is not None
+    assert seen["lines"] == 2 and seen["title"] < 1.0
+    assert fig._suptitle.get_verticalalignment() == "bottom"  # put back
+
+
+def test_automatic_x_ticks_are_not_thinned(inline_png, monkeypatch):
+    """An automatic locator picks fewer ticks for the narrower panel by itself; hiding
+    some of the desktop's ticks would hide others once they are placed anew (chapter 5's
+    learned encodings kept only '0' of -20, 0, 20)."""
+    fig, axes = plt.subplots(2, 1, figsize=(8, 6), layout="constrained")
+    for ax in axes:
+        ax.plot(np.arange(-32, 32), np.sin(np.arange(64)))
+        ax.set_title("a long title that makes the figure want a phone version")
+    seen = {}
+    draw = phone_layout._draw
+
+    def spy(fig, dpi):
+        seen["hidden"] = [
+            t for a in axes for t in a.xaxis.get_major_ticks() if not t.label1.get_visible()
+        ]
+        return draw(fig, dpi)
+
+    monkeypatch.setattr(phone_layout, "_draw", spy)
+    assert phone_layout.phone_png(inline_png(fig)) is not None
+    assert seen["hidden"] == []
+
+
+@pytest.mark.parametrize("name", ["kv_cache", "projections", "positions", "curves"])
+def test_chapter_figures_get_phone_versions_that_fit(inline_png, name):
+    """Chapters 3, 5 and 10: Figure 10.1 (the KV cache) and 3.3 (the projections) draw a
+    narrow layout of their own; chapter 5's table and sinusoids and chapter 3's variance
+    and saturation curves are drawn narrower. Each phone version reads in a phone's column."""
+    from transformer_lib.components.positional import sinusoidal_positional_encoding
+    from transformer_lib.views import curves, positions
+    from transformer_lib.views.kv_cache import plot_kv_cache
+    from transformer_lib.views.projections import plot_projections
+
+    tokens = ["<bos>", "▁Wo", "▁ist", "▁die"]
+    source = ["▁Where", "▁is", "▁the", "▁station", "?", "<eos>"]
+    pe = sinusoidal_positional_encoding(100, 128)
+    figures = {
+        "kv_cache": lambda: [
+            plot_kv_cache(
+                tokens, source, [1, 2, 3, 4], [True, False, False, False], heads=4, d_k=32
+            )
+        ],
+        "projections": lambda: [plot_projections(WORDS * 2, 128, 32, highlight=1)],
+        "positions": lambda: [positions.plot_positional_encoding(pe), positions.plot_sinusoids(pe)],
+        "curves": lambda: [curves.plot_dot_product_variance(), curves.plot_softmax_saturation()],
+    }[name]
+    for fig in figures():
+        png = inline_png(fig)
+        phone = phone_layout.phone_png(png)
+        assert phone is not None
+        assert readable_width(phone_layout.strip_phone_png(png)) > phone_layout.PHONE_COLUMN_PX
+        assert readable_width(phone) <= phone_layout.PHONE_COLUMN_PX
+
+
+def test_the_beam_frames_carry_a_phone_drawing_of_their_own():
+    """Chapter 10's beam explorer: the tree cannot be squeezed (its nodes would overlap),
+    so each frame's phone version is the tree drawn 5.3 inches wide for seven steps, its
+    10-point text then 9 CSS px or more in a phone's column."""
+    from transformer_lib.views.explorers import beam
+    from transformer_lib.views.explorers.frames import FRAME_DPI
+
+    px = beam._phone_width(7) * FRAME_DPI
+    text_px = 10 * FRAME_DPI / 72
+    assert text_px * phone_layout.PHONE_COLUMN_PX / px >= phone_layout.MIN_TEXT_PX
+    assert beam._phone_width(7) < beam._frame_width(7)

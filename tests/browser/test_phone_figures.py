@@ -22,6 +22,18 @@ GRID_PAGE = "chapters/04_multi_head_attention"
 
 #: Figures (by their ``:name:``) that must show a phone version that fits the column.
 MUST_FIT = {
+    "chapters/03_scaled_dot_product_attention": (
+        "fig-ch03-projections",
+        "fig-ch03-weighted-sum",
+        "fig-ch03-variance",
+        "fig-ch03-saturation",
+        "fig-ch03-gradient",
+    ),
+    "chapters/05_positional_encoding": (
+        "fig-05-table",
+        "fig-05-sinusoids",
+        "fig-05-rotation",
+    ),
     "chapters/07_feed_forward_and_layer_norm": (
         "fig-07-residual",
         "fig-07-training",

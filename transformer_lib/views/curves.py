@@ -277,6 +277,8 @@ def plot_dot_product_variance(
     ax.set_title(title)
     ax.grid(alpha=0.3, which="major")
     ax.legend(loc="upper left")
+    if len(fig.axes) == 1:  # a phone shows the one panel narrower, not scrolling
+        set_phone_narrow(fig)
     return fig
 
 
@@ -334,4 +336,6 @@ def plot_softmax_saturation(
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(loc="center right")
+    if len(fig.axes) == 1:  # a phone shows the one panel narrower, not scrolling
+        set_phone_narrow(fig)
     return fig

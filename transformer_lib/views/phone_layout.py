@@ -362,18 +362,25 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
     y -= gap
     x0 = col_x[0]
     grid_w = col_x[-1] + panel_w - x0
-    first_top = layout[0][2]
     bar_places = {}
     for bar in shared:
         bb, tight = boxes[bar], tights[bar]
         parents = bar._colorbar_info["parents"]
-        if bar._colorbar_info["location"] == "right":  # as long as on the desktop, at the top
+        if bar._colorbar_info["location"] == "right":
+            # Beside the first of its panels on the phone, as long as on the desktop but
+            # no longer than the run of its panels from there (a panel that is not its
+            # own, under it, is not its to cover).
             offset = (bb.x0 - max(boxes[p].x1 for p in parents)) / dpi
+            first = next(i for i, (ax, *_) in enumerate(layout) if ax in parents)
+            run = first
+            while run + 1 < len(layout) and layout[run + 1][0] in parents:
+                run += 1
+            span = layout[run][2] + layout[run][3] - layout[first][2]
             bar_places[bar] = (
-                col_x[-1] + panel_w + offset,
-                first_top,
+                col_x[max(col_of[p] for p in parents if p in col_of)] + panel_w + offset,
+                layout[first][2],
                 bb.width / dpi,
-                bb.height / dpi,
+                min(bb.height / dpi, span),
             )
         else:  # under the last row of panels
             top = y + (min(boxes[p].y0 for p in parents) - bb.y1) / dpi - last_below
@@ -413,7 +420,11 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
     for bar, place in bar_places.items():
         _set_box(bar, place, size, undo)
     if fig._suptitle is not None:
-        _move_text(fig._suptitle, None, 1 - pad / height_in, undo)
+        title, va = fig._suptitle, fig._suptitle.get_verticalalignment()
+        if va != "top":  # the compressed layout hangs it from its bottom edge
+            title.set_verticalalignment("top")
+            undo.add(lambda: title.set_verticalalignment(va))
+        _move_text(title, None, 1 - pad / height_in, undo)
     if sup_x is not None:
         _move_text(fig._supxlabel, None, (pad + legends + 0.05) / height_in, undo)
     if sup_y is not None:

@@ -79,7 +79,13 @@ def upright_ticks(ax, width_px: float, undo) -> None:
 def thin_ticks(ax, width_px: float, renderer, undo) -> None:
     """Show every other upright x tick label (then every fourth...) when, the panel
     ``width_px`` wide, neighbours would touch: eleven powers of two, 1 to 1024, on a
-    panel narrowed for a phone."""
+    panel narrowed for a phone. Only ticks placed where they are asked to be
+    (``set_xticks``): an automatic locator picks fewer for the narrower panel itself,
+    and its ticks, placed anew when drawn, would not be the ones hidden here."""
+    from matplotlib.ticker import FixedLocator
+
+    if not isinstance(ax.xaxis.get_major_locator(), FixedLocator):
+        return
     ticks = [
         t
         for t in ax.xaxis.get_major_ticks()

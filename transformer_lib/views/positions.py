@@ -17,6 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from .phone_layout import set_phone_narrow
 from .style import (
     DIVERGING_CMAP,
     OKABE_ITO,
@@ -70,6 +71,7 @@ def plot_positional_encoding(
     """
     data = _squeeze_to(pe, 2, "pe", "plot_positional_encoding", "(L, D)").astype(float)
     lim = max(1.0, _symmetric_limit(data))
+    made = ax is None
     fig, ax = _figure_and_axes(ax, (8.0, 4.6))
     im = ax.imshow(
         data,
@@ -85,6 +87,8 @@ def plot_positional_encoding(
     ax.set_title(title)
     _integer_ticks(ax)
     fig.colorbar(im, ax=ax, label="encoding value PE(pos, dim)")
+    if made:  # a phone shows the table narrower (its cells read at any width)
+        set_phone_narrow(fig, 1.0)
     return fig
 
 
@@ -131,6 +135,7 @@ def plot_sinusoids(
     if bad:
         raise ValueError(f"plot_sinusoids: dims {bad} outside 0..{d_model - 1} (pe is (L, D)).")
     height = 1.1 + 0.75 * len(dims) if stacked else 4.2
+    made = ax is None
     fig, ax = _figure_and_axes(ax, (9.0, max(3.2, height)))
     freq_ids = list(dict.fromkeys(d // 2 for d in dims))
     positions = np.arange(length)
@@ -173,6 +178,8 @@ def plot_sinusoids(
             bbox_to_anchor=(1.02, 1.0),
             borderaxespad=0.0,
         )
+    if made and stacked:  # a phone shows the rows narrower, 0.55 inches high or more
+        set_phone_narrow(fig, max(0.7, 0.25 * len(dims)))
     return fig
 
 

@@ -20,6 +20,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from .phone_layout import set_phone_figure
 from .style import DIVERGING_CMAP, OKABE_ITO, _label_text, _new_figure, _styled, _to_numpy
 
 __all__ = ["plot_projections", "plot_weighted_sum"]
@@ -54,6 +55,7 @@ def plot_projections(
     title: str | None = None,
     *,
     fontsize: float = 10.0,
+    narrow: bool = False,
 ) -> Figure:
     """Draw ``Q = X W^Q``, ``K = X W^K`` and ``V = X W^V`` for one head (chapter 3, §3.2.2).
 
@@ -79,6 +81,9 @@ def plot_projections(
             same T token vectors", with the number).
         fontsize: size of the labels (points); at a 672-pixel page column no text is
             under 9 CSS pixels.
+        narrow: the layout for a phone's column, 4.7 inches wide: ``X`` narrower (not
+            to scale), the note on how to read it and the title over the matrices. The
+            figure carries it as its phone version in the static build.
 
     Returns:
         The figure.
@@ -112,15 +117,20 @@ def plot_projections(
             f"got {highlight!r}."
         )
 
-    x_w = _X_IN
-    out_w = min(max(_X_IN * dk / D, 0.75), 1.1)  # to scale where the shape text fits
+    if narrow:  # X not to scale: a phone's column has no room for it
+        x_w, label_w, gap, out_gap = 1.25, 0.7, 0.2, 0.12
+    else:
+        x_w, label_w, gap, out_gap = _X_IN, _LABEL_IN, _GAP_IN, _OUT_GAP_IN
+    out_w = 0.75 if narrow else min(max(_X_IN * dk / D, 0.75), 1.1)  # to scale if it fits
     row_in = max(_ROW_IN, 0.7 / T)  # a short sentence still leaves room for the shape
     x_h = T * row_in
-    x0 = _LABEL_IN
-    out_x = [x0 + x_w + _GAP_IN + n * (out_w + _OUT_GAP_IN) for n in range(3)]
+    x0 = label_w
+    out_x = [x0 + x_w + gap + n * (out_w + out_gap) for n in range(3)]
     width = out_x[-1] + out_w + 0.1
     w_bottom = x_h + 0.12  # the weight matrices sit just above the results
-    height = w_bottom + _W_IN + _TITLE_IN
+    # On a phone the note on how to read it stands over the matrices, not beside them.
+    note_h = (0.72 if highlight is not None else 0.4) if narrow else 0.0
+    height = w_bottom + _W_IN + note_h + (0.5 if narrow else _TITLE_IN)
     fig, ax = _new_figure((width, height))
     fig.set_layout_engine("none")  # axes in inches fill the figure
     ax.set_position([0, 0, 1, 1])
@@ -174,15 +184,26 @@ def plot_projections(
             f"\nRow {highlight} of $X$ ({labels[highlight]}) gives row {highlight} of each:"
             "\nthat token's query, key and value."
         )
-    ax.text(
-        x0 + x_w / 2 - 0.1, w_bottom + _W_IN / 2, how, ha="center", va="center",
-        fontsize=fontsize - 1, linespacing=1.25,
-    )  # fmt: skip
-    ax.text(
-        width / 2, height - 0.06, title if title is not None
-        else f"One head's queries, keys and values from the same {T} token vectors",
-        ha="center", va="top", fontsize=fontsize + 1,
-    )  # fmt: skip
+    if narrow:
+        hx, hy, va = width / 2, w_bottom + _W_IN + 0.06, "bottom"
+    else:
+        hx, hy, va = x0 + x_w / 2 - 0.1, w_bottom + _W_IN / 2, "center"
+    ax.text(hx, hy, how, ha="center", va=va, fontsize=fontsize - 1, linespacing=1.25)
+    heading = (
+        title
+        if title is not None
+        else f"One head's queries, keys and values from the same {T} token vectors"
+    )
+    if narrow and " from " in heading:
+        heading = heading.replace(" from ", "\nfrom ", 1)
+    ax.text(width / 2, height - 0.06, heading, ha="center", va="top", fontsize=fontsize + 1)
+    if not narrow:  # on a phone, the narrow layout (drawn only in the static build)
+        set_phone_figure(
+            fig,
+            lambda: plot_projections(
+                tokens, d_model, d_k, highlight, title, fontsize=fontsize, narrow=True
+            ),
+        )
     return fig
 
 
