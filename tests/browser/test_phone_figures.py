@@ -40,6 +40,7 @@ MUST_FIT = {
         "fig-07-activations",
     ),
     "chapters/08_encoder_decoder": ("fig-08-data-flow", "fig-08-cross-attention"),
+    "chapters/09_training": ("fig-09-lr-schedule", "fig-09-quality-per-minute"),
     "chapters/10_decoding_and_evaluation": ("fig-10-kv-cache-contents",),
     "chapters/13_debugging": ("fig-ch13-scoreboard",),
 }

@@ -15,6 +15,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from .phone_layout import set_phone_narrow
 from .style import (
     OKABE_ITO,
     _figure_and_axes,
@@ -90,6 +91,7 @@ def plot_lr_schedule(
                 f"{func}: curve {label!r} has {x.size} steps but {y.size} learning rates."
             )
 
+    made = ax is None
     fig, ax = _figure_and_axes(ax, (7.5, 4.2))
     for label, x, y in series:
         ax.plot(x, y, linewidth=2, label=label or None)
@@ -117,6 +119,8 @@ def plot_lr_schedule(
             # no room beside the line: name it in the legend instead
             line.set_label(f"warm-up ends (step {step})")
             ax.legend(loc="upper right")
+    if made:  # a phone shows the curves narrower, the legend under them
+        set_phone_narrow(fig)
     return fig
 
 
@@ -452,6 +456,7 @@ def plot_quality_per_minute(
     func = "plot_quality_per_minute"
     if not rows:
         raise ValueError(f"{func}: no rows to draw (run benchmarks/quality_per_minute.py).")
+    made = ax is None
     fig, ax = _figure_and_axes(ax, (7.2, 4.4))
     # (key, legend, colour, marker, line style, where its values are written)
     sides = (
@@ -480,4 +485,6 @@ def plot_quality_per_minute(
     ax.set_title(title)
     ax.legend(loc="lower right")
     ax.grid(alpha=0.3)
+    if made:  # a phone shows the curves narrower, the legend under them
+        set_phone_narrow(fig)
     return fig
