@@ -226,7 +226,9 @@ def _set_box(ax, box_in, size_in, undo: _Undo) -> None:
     )
 
 
-def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None:
+def _relayout(
+    fig, panels, bars, width_in: float, renderer, undo: _Undo, wider: bool = False
+) -> None:
     """Place ``panels`` one under another (or in the grid :func:`set_phone_columns`
     asks for) in a ``width_in``-inch figure, by hand: the room each one's labels take is
     measured on the desktop figure (text keeps its size), so the phone version needs no
@@ -329,6 +331,10 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
     for leg in list(fig.legends):
         if leg.get_window_extent(renderer).width > fig_px - 2 * pad * dpi and leg._ncols > 1:
             _one_column(fig, leg, undo)
+    if wider and any(  # a legend wider than the figure even in one column: try wider
+        leg.get_window_extent(renderer).width > fig_px - 2 * pad * dpi for leg in fig.legends
+    ):
+        raise _TooNarrow("a legend wider than the figure")
 
     # Top to bottom: the figure's title, each row of panels (their titles above them,
     # their tick labels below), the shared colour bar and the legend at the foot.
@@ -342,7 +348,10 @@ def _relayout(fig, panels, bars, width_in: float, renderer, undo: _Undo) -> None
         tops, heights = [], []
         for ax in row:
             box = boxes[ax]
-            texts = [_text_box(t, renderer) for t in (ax.title, ax._left_title, ax._right_title)]
+            texts = [
+                _text_box(t, renderer)
+                for t in (ax.title, ax._left_title, ax._right_title, ax.yaxis.offsetText)
+            ]
             _, _, _, y1 = _extents([box, *texts])
             if narrow:  # a note over the panel's top edge: the title goes above it
                 y1 += _raise_title(ax, box, renderer, undo)
@@ -545,7 +554,7 @@ def phone_version(
         for i, width in enumerate(widths):
             try:
                 _label_every_panel(panels, undo)
-                _relayout(fig, panels, bars, width, renderer, undo)
+                _relayout(fig, panels, bars, width, renderer, undo, i + 1 < len(widths))
                 break
             except _TooNarrow:
                 if i + 1 == len(widths):

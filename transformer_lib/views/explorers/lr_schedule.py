@@ -30,6 +30,7 @@ def _noam(step: int, d_model: int, warmup: int, factor: float) -> float:
 
 
 def _lr_figure(d_model: int, warmup: int, factor: float, max_steps: int):
+    from ..phone_layout import set_phone_narrow
     from ..style import OKABE_ITO
     from ..training_curves import plot_lr_schedule
 
@@ -68,6 +69,8 @@ def _lr_figure(d_model: int, warmup: int, factor: float, max_steps: int):
         if warmup <= max_steps:
             ax.plot([warmup], [peak], "o", color=OKABE_ITO[1])
         ax.legend(loc="upper right")  # again: the restyled lines need new legend handles
+    # On a phone (static build): the panel drawn narrower, the legend under it.
+    set_phone_narrow(fig, 0.8)
     return fig
 
 
