@@ -95,10 +95,11 @@ def parameter_explorer_built():
     scales, largest = [], []
     draw = parameters._breakdown_figure
 
-    def recording(config, label="", xmax=None):
-        fig = draw(config, label, xmax)
-        scales.append(fig.axes[0].get_xlim())
-        largest.append(max(parameters.parameter_breakdown(config).values()) / 1e6)
+    def recording(config, label="", xmax=None, narrow=False, **kwargs):
+        fig = draw(config, label, xmax, narrow=narrow, **kwargs)
+        if not narrow:  # the desktop frames (a phone version is drawn with narrow=True)
+            scales.append(fig.axes[0].get_xlim())
+            largest.append(max(parameters.parameter_breakdown(config).values()) / 1e6)
         return fig
 
     with pytest.MonkeyPatch.context() as monkeypatch:
