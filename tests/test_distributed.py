@@ -152,3 +152,19 @@ def test_two_processes_train_one_model_and_resume(tmp_path):
         assert torch.equal(w0[name].float(), saved["model"][name]), name
     steps = [e["step"] for e in saved["state"]["log"] if "loss" in e]
     assert steps == [2, 4, 6, 8, 10, 12, 14, 16]  # the log continues
+
+
+def test_finish_distributed_leaves_the_group_and_is_a_no_op_without_one(tmp_path):
+    """``python -m transformer_lib`` leaves the process group before the interpreter shuts
+    down: a process that exits with its group open can be aborted there."""
+    import torch.distributed as dist
+
+    from transformer_lib.pipeline.distributed import finish_distributed
+
+    finish_distributed()  # no group: nothing happens
+    dist.init_process_group(
+        "gloo", init_method=f"file://{tmp_path / 'rendezvous'}", rank=0, world_size=1
+    )
+    assert dist.is_initialized()
+    finish_distributed()
+    assert not dist.is_initialized()

@@ -5,4 +5,13 @@ import sys
 from .pipeline.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        code = main()
+    finally:
+        # Under torchrun: leave the process group before the interpreter shuts down (a
+        # group is only ever joined once torch is loaded).
+        if "torch" in sys.modules:
+            from .pipeline.distributed import finish_distributed
+
+            finish_distributed()
+    sys.exit(code)

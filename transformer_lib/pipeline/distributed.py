@@ -18,6 +18,7 @@ __all__ = [
     "agree",
     "autocast",
     "distributed_rank_and_size",
+    "finish_distributed",
     "init_distributed",
     "launched_by_torchrun",
     "process_group_backend",
@@ -61,6 +62,19 @@ def init_distributed(device: torch.device) -> tuple[int, int]:
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
         dist.init_process_group(backend=backend)
     return distributed_rank_and_size()
+
+
+def finish_distributed() -> None:
+    """Leave the process group that :func:`init_distributed` joined (nothing if none).
+
+    A process that exits with its group still open can be aborted in the interpreter's
+    shutdown ("terminate called without an active exception"), which torchrun reports as a
+    failed run although the training itself finished: rank 1 ends as soon as training does,
+    while rank 0 is still writing the run's files.
+    """
+    dist = torch.distributed
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def wrap_distributed(model: nn.Module, device: torch.device) -> nn.Module:
