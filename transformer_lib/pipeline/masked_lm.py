@@ -25,7 +25,6 @@ from typing import NamedTuple
 
 import torch
 from torch import Tensor, nn
-from torch.nn.utils.rnn import pad_sequence
 
 from ..components.config import TransformerConfig
 from ..components.embedding import TokenEmbedding
@@ -33,6 +32,7 @@ from ..components.layers import Encoder
 from ..components.masks import padding_mask
 from ..components.model import check_id_matrix, init_parameters
 from ..components.positional import positional_encoding
+from .batching import pad_sequences
 from .tokenizer import BOS_ID, EOS_ID, SPECIAL_TOKENS
 
 __all__ = [
@@ -178,8 +178,7 @@ class MaskedLanguageModel(nn.Module):
 
 def masked_lm_batch(sentences: Sequence[Sequence[int]], pad_id: int = 0) -> Tensor:
     """``<bos>`` + ids + ``<eos>`` for each sentence, right-padded: ``(B, T)``."""
-    rows = [torch.tensor([BOS_ID, *s, EOS_ID]) for s in sentences]
-    return pad_sequence(rows, batch_first=True, padding_value=pad_id)
+    return pad_sequences([torch.tensor([BOS_ID, *s, EOS_ID]) for s in sentences], pad_id)
 
 
 def one_mask_at_a_time(batch: Tensor, mask_id: int) -> tuple[Tensor, Tensor, Tensor]:
